@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace servesim {
+
+// One prefill chunk in a step: `tokens` new prompt tokens whose KV is written after
+// `context_before` tokens already cached.
+struct PrefillChunk {
+  std::int32_t tokens = 0;
+  std::int32_t context_before = 0;
+};
+
+// What a cost model sees of one engine step. Invariant: every prefill has tokens ≥ 1; every
+// decode context is the number of tokens already cached (the new token attends to context + 1).
+struct BatchShape {
+  std::vector<PrefillChunk> prefills;
+  std::vector<std::int32_t> decode_contexts;
+
+  void clear() {
+    prefills.clear();
+    decode_contexts.clear();
+  }
+  std::int64_t prefill_tokens() const;
+  std::int64_t total_tokens() const { return prefill_tokens() + num_decodes(); }
+  std::int64_t num_decodes() const { return static_cast<std::int64_t>(decode_contexts.size()); }
+  std::int64_t num_requests() const {
+    return static_cast<std::int64_t>(prefills.size() + decode_contexts.size());
+  }
+  std::int64_t decode_context_sum() const;
+  bool empty() const { return prefills.empty() && decode_contexts.empty(); }
+};
+
+}  // namespace servesim

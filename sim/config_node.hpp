@@ -1,0 +1,102 @@
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace servesim {
+
+// A YAML node that remembers where it came from, so every error names file:line:col and the
+// dotted key path. Conversions are strict: a string where a number is expected is an error, not
+// a zero. Plug-ins call check_keys() with the keys they know so unknown keys are errors too.
+//
+// Values set on the command line (--set a.b=c) are applied to the document before it is wrapped;
+// errors on such a value name the --set flag instead of a file position.
+class ConfigNode {
+ public:
+  ConfigNode() = default;
+  // Loads a YAML file; throws InputError for a missing file or a syntax error.
+  static ConfigNode load_file(const std::string& path);
+  // Parses YAML text; `source` names it in errors.
+  static ConfigNode parse(const std::string& text, const std::string& source);
+
+  // Applies "a.b.c=value" (value parsed as YAML). Creates missing maps. Call before reading.
+  void apply_override(const std::string& assignment);
+
+  const std::string& file() const { return ctx_->file; }
+  // Folder of the file this node came from ("" for parsed text); relative paths resolve here.
+  std::string base_dir() const;
+  const std::string& path() const { return path_; }
+  const YAML::Node& yaml() const { return node_; }
+
+  bool is_map() const { return node_.IsMap(); }
+  bool is_sequence() const { return node_.IsSequence(); }
+  bool is_scalar() const { return node_.IsScalar(); }
+  bool is_null() const { return !node_ || node_.IsNull(); }
+  bool has(std::string_view key) const;
+  std::size_t size() const { return node_.size(); }
+
+  // Required child; error "missing key 'x' (expected …)" when absent.
+  ConfigNode at(std::string_view key) const;
+  std::optional<ConfigNode> find(std::string_view key) const;
+  ConfigNode at(std::size_t index) const;
+  std::vector<ConfigNode> items() const;        // sequence elements
+  std::vector<std::string> keys() const;        // map keys in document order
+
+  // Scalar conversions of this node.
+  double as_double() const;
+  std::int64_t as_int() const;
+  bool as_bool() const;
+  std::string as_string() const;
+
+  // Keyed helpers.
+  double get_double(std::string_view key) const { return at(key).as_double(); }
+  double get_double(std::string_view key, double fallback) const;
+  std::int64_t get_int(std::string_view key) const { return at(key).as_int(); }
+  std::int64_t get_int(std::string_view key, std::int64_t fallback) const;
+  bool get_bool(std::string_view key, bool fallback) const;
+  std::string get_string(std::string_view key) const { return at(key).as_string(); }
+  std::string get_string(std::string_view key, const std::string& fallback) const;
+
+  // Range-checked numbers: error names the range that was expected.
+  double get_positive(std::string_view key) const;
+  double get_positive(std::string_view key, double fallback) const;
+  double get_nonnegative(std::string_view key, double fallback) const;
+  std::int64_t get_positive_int(std::string_view key) const;
+  std::int64_t get_positive_int(std::string_view key, std::int64_t fallback) const;
+  double get_fraction(std::string_view key, double fallback) const;  // in [0, 1]
+
+  // Error if this map holds a key not in `known` (message lists the known keys).
+  void check_keys(std::initializer_list<std::string_view> known) const;
+  void check_keys(const std::vector<std::string>& known) const;
+  // The node must be a map (error otherwise, naming what was expected).
+  void require_map(std::string_view what) const;
+
+  // Throws InputError at this node's position.
+  [[noreturn]] void fail(const std::string& message) const;
+  // "file:line:col" of this node, or "--set a.b=c" for overridden values.
+  std::string where() const;
+
+  // Deep copy of the YAML (for writing a resolved config next to outputs).
+  std::string dump() const;
+
+ private:
+  struct Context {
+    std::string file;
+    std::vector<std::pair<std::string, std::string>> overrides;  // path, original assignment
+  };
+  ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::string path);
+  std::string child_path(std::string_view key) const;
+
+  std::shared_ptr<Context> ctx_;
+  YAML::Node node_;
+  std::string path_;
+};
+
+}  // namespace servesim

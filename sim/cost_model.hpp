@@ -1,0 +1,52 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+#include "sim/batch_shape.hpp"
+#include "sim/replica_spec.hpp"
+#include "sim/time.hpp"
+
+namespace servesim {
+
+// Components a step's time is broken into. Every cost model fills the ones it models; the
+// breakdown need not sum to the total when components overlap (the total is authoritative).
+enum class CostComponent : std::size_t {
+  kGemm,        // projection GEMMs (QKV, O, gate/up, down, experts)
+  kAttention,   // prefill and decode attention
+  kLight,       // norms, RoPE, activation, residual adds, KV-cache write
+  kCollective,  // tensor/pipeline-parallel communication
+  kEmbedding,   // embedding lookup and LM head
+  kHost,        // scheduler/launch floor and sampling on the host
+  kCount
+};
+inline constexpr std::size_t kNumCostComponents = static_cast<std::size_t>(CostComponent::kCount);
+std::string_view cost_component_name(CostComponent c);
+
+struct StepCost {
+  SimTime total_ns = 0;
+  std::array<double, kNumCostComponents> breakdown_ns{};  // per component, may overlap
+  double energy_j = 0;  // 0 when the model has no power model
+
+  double& operator[](CostComponent c) { return breakdown_ns[static_cast<std::size_t>(c)]; }
+  double operator[](CostComponent c) const { return breakdown_ns[static_cast<std::size_t>(c)]; }
+};
+
+// Prices one engine step of one replica. Implementations are immutable after construction and
+// safe to call from several threads on distinct runs (step() is const and keeps no shared
+// mutable state, or guards it).
+class CostModel {
+ public:
+  CostModel() = default;
+  CostModel(const CostModel&) = delete;
+  CostModel& operator=(const CostModel&) = delete;
+  virtual ~CostModel() = default;
+
+  // Registry name (e.g. "roofline").
+  virtual std::string_view name() const = 0;
+  // Time of one step for `batch` on `replica`; total_ns ≥ 1 for a non-empty batch.
+  virtual StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/config_node.hpp"
+
+namespace servesim {
+
+// Datasheet description of one GPU SKU, read from configs/hardware/<name>.yaml. Units are in the
+// field names. Cost models that need more constants (efficiencies, tile ladders, power model)
+// read their own section of the same file through `file`, which keeps sources beside numbers.
+struct GpuSpec {
+  std::string name;           // catalog key, e.g. "h200" (the file's stem)
+  std::string display_name;   // e.g. "NVIDIA H200 SXM 141GB"
+  std::vector<std::string> aliases;  // other spellings users and measured runs use ("H200")
+  std::string arch;           // ampere | ada | hopper | blackwell
+  int sms = 0;
+  std::vector<int> gpc_sms;   // SMs per GPC (sums to sms); empty when unknown
+  double boost_clock_mhz = 0;
+  double base_clock_mhz = 0;
+  double bf16_tflops = 0;     // dense
+  double fp8_tflops = 0;      // dense; 0 when the SKU has no FP8 tensor cores
+  double memory_gb = 0;       // decimal GB
+  double memory_bw_gb_per_s = 0;
+  double l2_mb = 0;
+  double tdp_w = 0;
+  double min_power_w = 0;
+  double nvlink_gb_per_s = 0;  // per GPU, bidirectional; 0 when absent
+  double pcie_gb_per_s = 0;    // per direction
+  ConfigNode file;             // the whole hardware file, for plug-in sections
+};
+
+// Architecture of one model, read from configs/models/<org>/<name>.yaml.
+struct ModelSpec {
+  std::string name;  // Hugging Face id, e.g. "meta-llama/Llama-3.1-8B"
+  int num_layers = 0;
+  int hidden_size = 0;
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int intermediate_size = 0;  // dense MLP, or per expert for MoE
+  int vocab_size = 0;
+  int max_position_embeddings = 0;
+  bool gated_mlp = true;         // SwiGLU gate+up (3 matrices) vs fc1/fc2 (2 matrices)
+  bool layer_norm = false;       // LayerNorm (true) or RMSNorm (false)
+  bool parallel_block = false;   // phi-2 style: attention and MLP share one norm
+  bool attention_bias = false;
+  int num_experts = 0;           // 0 for dense models
+  int experts_per_token = 0;
+  int shared_expert_intermediate = 0;  // Llama-4-style shared expert, 0 when none
+  int moe_layer_interval = 1;    // every n-th layer is MoE (Llama-4 Maverick style); 1 = all
+  int kv_lora_rank = 0;          // MLA (DeepSeek-V2): compressed KV width; 0 for standard attention
+  int qk_rope_head_dim = 0;      // MLA decoupled rope part stored with the latent
+  bool tie_word_embeddings = false;
+  ConfigNode file;
+
+  bool is_moe() const { return num_experts > 0; }
+  // Parameter count of the weights (embeddings and LM head included).
+  double num_params() const;
+  // KV-cache bytes stored per token per layer on one GPU (both K and V), before TP split.
+  double kv_bytes_per_token_per_layer(double dtype_bytes) const;
+};
+
+}  // namespace servesim

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "sim/kv_cache.hpp"
+#include "sim/replica_scheduler.hpp"
+#include "sim/replica_spec.hpp"
+
+namespace servesim {
+
+// One replica in a fleet: its spec, scheduler and KV cache, and what the engine tracks about it.
+struct Replica {
+  ReplicaId id = 0;
+  ReplicaSpec spec;
+  std::unique_ptr<ReplicaScheduler> scheduler;
+  KvCache kv;
+  std::int32_t max_model_len = 0;  // longest prompt + output a request may have here
+  bool busy = false;
+  SimTime busy_ns = 0;
+  std::int64_t steps = 0;
+  double energy_j = 0;
+  Batch batch;  // the step in flight (valid while busy)
+
+  Replica(ReplicaId id_in, ReplicaSpec spec_in, std::unique_ptr<ReplicaScheduler> sched,
+          KvCache kv_in, std::int32_t max_len)
+      : id(id_in), spec(spec_in), scheduler(std::move(sched)), kv(kv_in), max_model_len(max_len) {}
+};
+
+// The replicas of a run. Routers see it read-only.
+using Fleet = std::vector<std::unique_ptr<Replica>>;
+
+}  // namespace servesim

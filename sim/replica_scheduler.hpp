@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string_view>
+
+#include "sim/batch.hpp"
+#include "sim/kv_cache.hpp"
+#include "sim/request.hpp"
+#include "sim/time.hpp"
+
+namespace servesim {
+
+// Forms the batches of one replica and owns its waiting and running queues. The engine hands it
+// arrived requests, asks for the next batch when the replica is idle, and reports the end of
+// each step. Requests are owned by the engine; the scheduler holds pointers until it returns
+// them through `finished`. Not thread-safe: one scheduler per replica per run.
+class ReplicaScheduler {
+ public:
+  ReplicaScheduler() = default;
+  ReplicaScheduler(const ReplicaScheduler&) = delete;
+  ReplicaScheduler& operator=(const ReplicaScheduler&) = delete;
+  virtual ~ReplicaScheduler() = default;
+
+  virtual std::string_view name() const = 0;
+  // Accepts an arrived request (already checked to fit this replica).
+  virtual void enqueue(Request* request, SimTime now) = 0;
+  // Forms the next batch into `batch` (empty when nothing can run). May preempt running requests
+  // (recompute: their KV is freed and they wait again, ahead of new arrivals); never drops one.
+  virtual void next_batch(SimTime now, KvCache& kv, Batch& batch) = 0;
+  // Applies a finished step: advances token counts, emits tokens, frees the KV of requests that
+  // are done and appends them to `finished` (their `finished` time set to `now`).
+  virtual void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
+                              std::vector<Request*>& finished) = 0;
+  // Requests waiting or running (outstanding work, for routers).
+  virtual std::int64_t num_outstanding() const = 0;
+  // Requests admitted and holding KV.
+  virtual std::int64_t num_running() const = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "sim/request.hpp"
+
+namespace servesim {
+
+// A lazy source of requests. Yields them in non-decreasing arrival order and holds O(1) state per
+// request it has not yet yielded (a 10M-request run must not hold 10M requests). Deterministic
+// for a given seed. Not thread-safe.
+class Workload {
+ public:
+  Workload() = default;
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+  virtual ~Workload() = default;
+
+  virtual std::string_view name() const = 0;
+  // The next request, or nullopt when the workload is exhausted. Throws InputError for a bad
+  // trace row (naming file and line).
+  virtual std::optional<RequestSpec> next() = 0;
+};
+
+}  // namespace servesim
