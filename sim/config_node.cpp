@@ -1,1 +1,308 @@
-// placeholder
+#include "sim/config_node.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/input_error.hpp"
+
+namespace servesim {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+std::string scalar_text(const YAML::Node& n) {
+  if (!n) return "nothing";
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsMap()) return "a map";
+  if (n.IsSequence()) return "a list";
+  return "null";
+}
+
+}  // namespace
+
+ConfigNode::ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::string path)
+    : ctx_(std::move(ctx)), node_(std::move(node)), path_(std::move(path)) {}
+
+ConfigNode ConfigNode::load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+ConfigNode ConfigNode::parse(const std::string& text, const std::string& source) {
+  auto ctx = std::make_shared<Context>();
+  ctx->file = source;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw_input_error(source, e.mark.line + 1, e.mark.column + 1, e.msg);
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  return ConfigNode(ctx, root, "");
+}
+
+void ConfigNode::apply_override(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError(fmt::format("--set {}: expected key.path=value", assignment));
+  }
+  const std::string key_path = assignment.substr(0, eq);
+  const std::string value_text = assignment.substr(eq + 1);
+  YAML::Node value;
+  try {
+    value = YAML::Load(value_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("--set {}: {}", assignment, e.msg));
+  }
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream split(key_path);
+  while (std::getline(split, part, '.')) {
+    if (part.empty()) throw InputError(fmt::format("--set {}: empty key in path", assignment));
+    parts.push_back(part);
+  }
+  // Walk with explicit node copies: yaml-cpp nodes are handles, so assigning through them edits
+  // the document in place.
+  YAML::Node cur = node_;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (cur.IsSequence()) {
+      std::size_t idx = 0;
+      auto [p, ec] = std::from_chars(parts[i].data(), parts[i].data() + parts[i].size(), idx);
+      if (ec != std::errc() || idx >= cur.size()) {
+        throw InputError(fmt::format("--set {}: '{}' is not an index of the list", assignment,
+                                     parts[i]));
+      }
+      cur.reset(cur[idx]);
+      continue;
+    }
+    if (!cur[parts[i]] || !cur[parts[i]].IsMap()) {
+      if (cur[parts[i]] && !cur[parts[i]].IsNull() && !cur[parts[i]].IsSequence()) {
+        throw InputError(
+            fmt::format("--set {}: '{}' is a value, not a section", assignment, parts[i]));
+      }
+      if (!cur[parts[i]] || cur[parts[i]].IsNull()) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    }
+    YAML::Node next = cur[parts[i]];
+    cur.reset(next);
+  }
+  if (cur.IsSequence()) {
+    std::size_t idx = 0;
+    auto [p, ec] = std::from_chars(parts.back().data(), parts.back().data() + parts.back().size(), idx);
+    if (ec != std::errc() || idx >= cur.size()) {
+      throw InputError(fmt::format("--set {}: '{}' is not an index of the list", assignment,
+                                   parts.back()));
+    }
+    cur[idx] = value;
+  } else {
+    cur[parts.back()] = value;
+  }
+  ctx_->overrides.emplace_back(key_path, assignment);
+}
+
+std::string ConfigNode::base_dir() const {
+  if (!ctx_) return ".";
+  const std::filesystem::path p(ctx_->file);
+  if (!p.has_parent_path()) return ".";
+  return p.parent_path().string();
+}
+
+std::string ConfigNode::child_path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+std::string ConfigNode::where() const {
+  if (!ctx_) return "<config>";
+  for (const auto& [p, assignment] : ctx_->overrides) {
+    // A node inside or equal to an overridden path came from the command line.
+    if (path_ == p || (path_.size() > p.size() && path_.compare(0, p.size(), p) == 0 &&
+                       path_[p.size()] == '.')) {
+      return "--set " + assignment;
+    }
+  }
+  const YAML::Mark m = node_.Mark();
+  if (m.is_null()) return ctx_->file;
+  return fmt::format("{}:{}:{}", ctx_->file, m.line + 1, m.column + 1);
+}
+
+void ConfigNode::fail(const std::string& message) const {
+  const std::string prefix = path_.empty() ? "" : path_ + ": ";
+  throw InputError(fmt::format("{}: {}{}", where(), prefix, message));
+}
+
+bool ConfigNode::has(std::string_view key) const {
+  return node_.IsMap() && node_[std::string(key)].IsDefined() && !node_[std::string(key)].IsNull();
+}
+
+std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return ConfigNode(ctx_, node_[std::string(key)], child_path(key));
+}
+
+ConfigNode ConfigNode::at(std::string_view key) const {
+  if (!node_.IsMap()) fail(fmt::format("expected a map with key '{}'", key));
+  if (!has(key)) fail(fmt::format("missing key '{}'", key));
+  return ConfigNode(ctx_, node_[std::string(key)], child_path(key));
+}
+
+ConfigNode ConfigNode::at(std::size_t index) const {
+  if (!node_.IsSequence() || index >= node_.size()) fail("expected a list");
+  return ConfigNode(ctx_, node_[index], path_ + "[" + std::to_string(index) + "]");
+}
+
+std::vector<ConfigNode> ConfigNode::items() const {
+  if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", scalar_text(node_)));
+  std::vector<ConfigNode> out;
+  out.reserve(node_.size());
+  for (std::size_t i = 0; i < node_.size(); ++i) out.push_back(at(i));
+  return out;
+}
+
+std::vector<std::string> ConfigNode::keys() const {
+  std::vector<std::string> out;
+  if (!node_.IsMap()) return out;
+  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  return out;
+}
+
+double ConfigNode::as_double() const {
+  if (!node_.IsScalar()) fail(fmt::format("expected a number, got {}", scalar_text(node_)));
+  const std::string& s = node_.Scalar();
+  double v = 0;
+  const char* begin = s.data();
+  const char* end = s.data() + s.size();
+  if (!s.empty() && *begin == '+') ++begin;
+  auto [p, ec] = std::from_chars(begin, end, v);
+  if (ec != std::errc() || p != end || !std::isfinite(v)) {
+    fail(fmt::format("expected a number, got '{}'", s));
+  }
+  return v;
+}
+
+std::int64_t ConfigNode::as_int() const {
+  if (!node_.IsScalar()) fail(fmt::format("expected an integer, got {}", scalar_text(node_)));
+  const std::string& s = node_.Scalar();
+  std::int64_t v = 0;
+  const char* begin = s.data();
+  const char* end = s.data() + s.size();
+  if (!s.empty() && *begin == '+') ++begin;
+  auto [p, ec] = std::from_chars(begin, end, v);
+  if (ec != std::errc() || p != end) {
+    // Accept integral floats such as 1e6 or 4096.0.
+    double d = 0;
+    auto [pd, ecd] = std::from_chars(begin, end, d);
+    if (ecd == std::errc() && pd == end && std::isfinite(d) && std::floor(d) == d &&
+        std::fabs(d) < 9e15) {
+      return static_cast<std::int64_t>(d);
+    }
+    fail(fmt::format("expected an integer, got '{}'", s));
+  }
+  return v;
+}
+
+bool ConfigNode::as_bool() const {
+  if (node_.IsScalar()) {
+    const std::string& s = node_.Scalar();
+    if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+  }
+  fail(fmt::format("expected true or false, got {}", scalar_text(node_)));
+}
+
+std::string ConfigNode::as_string() const {
+  if (!node_.IsScalar()) fail(fmt::format("expected a string, got {}", scalar_text(node_)));
+  return node_.Scalar();
+}
+
+double ConfigNode::get_double(std::string_view key, double fallback) const {
+  return has(key) ? at(key).as_double() : fallback;
+}
+std::int64_t ConfigNode::get_int(std::string_view key, std::int64_t fallback) const {
+  return has(key) ? at(key).as_int() : fallback;
+}
+bool ConfigNode::get_bool(std::string_view key, bool fallback) const {
+  return has(key) ? at(key).as_bool() : fallback;
+}
+std::string ConfigNode::get_string(std::string_view key, const std::string& fallback) const {
+  return has(key) ? at(key).as_string() : fallback;
+}
+
+double ConfigNode::get_positive(std::string_view key) const {
+  const ConfigNode n = at(key);
+  const double v = n.as_double();
+  if (!(v > 0)) n.fail(fmt::format("expected a positive number, got {}", v));
+  return v;
+}
+double ConfigNode::get_positive(std::string_view key, double fallback) const {
+  return has(key) ? get_positive(key) : fallback;
+}
+double ConfigNode::get_nonnegative(std::string_view key, double fallback) const {
+  if (!has(key)) return fallback;
+  const ConfigNode n = at(key);
+  const double v = n.as_double();
+  if (v < 0) n.fail(fmt::format("expected a number ≥ 0, got {}", v));
+  return v;
+}
+std::int64_t ConfigNode::get_positive_int(std::string_view key) const {
+  const ConfigNode n = at(key);
+  const std::int64_t v = n.as_int();
+  if (v <= 0) n.fail(fmt::format("expected a positive integer, got {}", v));
+  return v;
+}
+std::int64_t ConfigNode::get_positive_int(std::string_view key, std::int64_t fallback) const {
+  return has(key) ? get_positive_int(key) : fallback;
+}
+double ConfigNode::get_fraction(std::string_view key, double fallback) const {
+  if (!has(key)) return fallback;
+  const ConfigNode n = at(key);
+  const double v = n.as_double();
+  if (v < 0 || v > 1) n.fail(fmt::format("expected a number in [0, 1], got {}", v));
+  return v;
+}
+
+void ConfigNode::require_map(std::string_view what) const {
+  if (!node_.IsMap()) fail(fmt::format("expected {} (a map), got {}", what, scalar_text(node_)));
+}
+
+void ConfigNode::check_keys(std::initializer_list<std::string_view> known) const {
+  std::vector<std::string> k;
+  for (auto s : known) k.emplace_back(s);
+  check_keys(k);
+}
+
+void ConfigNode::check_keys(const std::vector<std::string>& known) const {
+  if (!node_.IsMap()) return;
+  for (const auto& kv : node_) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::vector<std::string> sorted = known;
+      std::sort(sorted.begin(), sorted.end());
+      const ConfigNode child(ctx_, kv.first, child_path(key));
+      throw InputError(fmt::format("{}: unknown key '{}'{} (known: {})", child.where(), key,
+                                   path_.empty() ? "" : " in " + path_, join(sorted)));
+    }
+  }
+}
+
+std::string ConfigNode::dump() const {
+  YAML::Emitter out;
+  out << node_;
+  return out.c_str();
+}
+
+}  // namespace servesim
