@@ -1,1 +1,54 @@
-// placeholder
+#include "costmodels/registry.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <string_view>
+
+#include "costmodels/fixed/fixed_cost_model.hpp"
+#include "costmodels/roofline/roofline_cost_model.hpp"
+
+namespace servesim {
+namespace {
+
+struct Entry {
+  std::string_view kind;
+  std::function<std::unique_ptr<CostModel>(const ConfigNode&)> make;
+};
+
+// The explicit table of cost models (no static self-registration). Keep sorted by kind.
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> entries = {
+      {"fixed",
+       [](const ConfigNode& n) {
+         return std::make_unique<FixedCostModel>(FixedCostModel::parse(n));
+       }},
+      {"roofline",
+       [](const ConfigNode& n) {
+         return std::make_unique<RooflineCostModel>(RooflineCostModel::parse(n));
+       }},
+  };
+  return entries;
+}
+
+}  // namespace
+
+std::unique_ptr<CostModel> make_cost_model(const ConfigNode& node) {
+  node.require_map("a cost model section with a 'kind:' key");
+  const ConfigNode kind_node = node.at("kind");
+  const std::string kind = kind_node.as_string();
+  for (const Entry& e : table()) {
+    if (e.kind == kind) return e.make(node);
+  }
+  std::string known;
+  for (const std::string& k : cost_model_kinds()) known += (known.empty() ? "" : ", ") + k;
+  kind_node.fail("unknown cost model '" + kind + "' (known: " + known + ")");
+}
+
+std::vector<std::string> cost_model_kinds() {
+  std::vector<std::string> kinds;
+  for (const Entry& e : table()) kinds.emplace_back(e.kind);
+  std::sort(kinds.begin(), kinds.end());
+  return kinds;
+}
+
+}  // namespace servesim

@@ -1,0 +1,26 @@
+#include "costmodels/common/attention_work.hpp"
+
+namespace servesim {
+
+AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
+                                double kv_dtype_bytes) {
+  AttentionWork w;
+  const double qk = s.q_heads * s.head_dim;       // Q (and O) width
+  const double kv = 2 * s.kv_heads * s.head_dim;  // K and V width
+  for (const PrefillChunk& p : batch.prefills) {
+    const double c = p.tokens;
+    const double keys = p.context_before + (c + 1) / 2;
+    w.prefill_flops += 4 * c * keys * qk;
+    w.prefill_bytes += (p.context_before + c) * kv * kv_dtype_bytes + 2 * c * qk * 2;
+    w.prefill_chunks += 1;
+  }
+  double ctx_sum = 0;
+  for (const std::int32_t ctx : batch.decode_contexts) ctx_sum += ctx + 1;
+  const double decodes = static_cast<double>(batch.decode_contexts.size());
+  w.decode_flops = 4 * ctx_sum * qk;
+  w.decode_bytes = ctx_sum * kv * kv_dtype_bytes + 2 * decodes * qk * 2;
+  w.decodes = decodes;
+  return w;
+}
+
+}  // namespace servesim

@@ -1,0 +1,58 @@
+#include "costmodels/common/layer_shapes.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace servesim {
+namespace {
+double shard(double width, int tp) { return std::max(1.0, std::ceil(width / tp)); }
+}  // namespace
+
+LayerShapes LayerShapes::make(const ModelSpec& model, int tp) {
+  LayerShapes s;
+  s.tp = tp;
+  s.hidden = model.hidden_size;
+  s.head_dim = model.head_dim > 0 ? model.head_dim
+                                  : static_cast<double>(model.hidden_size) / model.num_heads;
+  s.q_heads = shard(model.num_heads, tp);
+  s.kv_heads = shard(model.num_kv_heads > 0 ? model.num_kv_heads : model.num_heads, tp);
+  s.qkv_width = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
+  s.attn_width = s.q_heads * s.head_dim;
+  s.inter = shard(model.intermediate_size, tp);
+  s.up_width = model.gated_mlp ? 2 * s.inter : s.inter;
+  s.experts = model.num_experts;
+  s.top_k = model.experts_per_token;
+  s.shared_inter =
+      model.shared_expert_intermediate > 0 ? shard(model.shared_expert_intermediate, tp) : 0.0;
+  s.vocab = shard(model.vocab_size, tp);
+  return s;
+}
+
+GemmShape LayerShapes::gemm(ProjOp op, double tokens) const {
+  switch (op) {
+    case ProjOp::kQkv:
+      return {tokens, hidden, qkv_width, 1};
+    case ProjOp::kO:
+      return {tokens, attn_width, hidden, 1};
+    case ProjOp::kGateUp:
+      return {tokens, hidden, up_width, 1};
+    case ProjOp::kDown:
+    case ProjOp::kCount:
+      break;
+  }
+  return {tokens, inter, hidden, 1};
+}
+
+GemmShape LayerShapes::expert_gemm(ProjOp op, double tokens) const {
+  GemmShape g = gemm(op, tokens);
+  if (experts <= 0 || op == ProjOp::kQkv || op == ProjOp::kO) return g;
+  // Top-k routing spreads tokens·k assignments over the experts; with few tokens only that many
+  // experts are active (uniform routing assumption).
+  const double assignments = tokens * top_k;
+  const double active = std::min(experts, std::max(1.0, assignments));
+  g.count = active;
+  g.m = std::max(1.0, std::ceil(assignments / active));
+  return g;
+}
+
+}  // namespace servesim

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "sim/gpu_spec.hpp"
+
+namespace servesim {
+
+// The four projection GEMMs of one transformer layer, in execution order.
+enum class ProjOp : std::size_t { kQkv, kO, kGateUp, kDown, kCount };
+inline constexpr std::size_t kNumProjOps = static_cast<std::size_t>(ProjOp::kCount);
+
+// One GEMM C[M×N] = A[M×K] · B[K×N] (B = weights), repeated `count` times with the same shape
+// (MoE experts). M is the token count routed to one instance.
+struct GemmShape {
+  double m = 0;
+  double k = 0;
+  double n = 0;
+  double count = 1;
+};
+
+// Per-GPU shapes of one layer under tensor parallelism `tp`, following Megatron sharding:
+// QKV and gate/up are column-parallel (N / tp), O and down are row-parallel (K / tp).
+// Invariant: every dimension is ≥ 1 for tokens ≥ 1 (sharded widths are rounded up).
+struct LayerShapes {
+  int tp = 1;
+  double hidden = 0;
+  double head_dim = 0;
+  double q_heads = 0;   // per GPU
+  double kv_heads = 0;  // per GPU (replicated when n_kv < tp)
+  double qkv_width = 0;
+  double attn_width = 0;  // q_heads · head_dim
+  double inter = 0;       // per GPU, per expert
+  double up_width = 0;    // 2·inter when gated
+  double experts = 0;     // 0 for dense
+  double top_k = 0;
+  double shared_inter = 0;  // per GPU
+  double vocab = 0;         // per GPU (vocab-parallel embedding / LM head)
+
+  static LayerShapes make(const ModelSpec& model, int tp);
+  // Projection GEMM `op` for `tokens` tokens in the step (dense layer).
+  GemmShape gemm(ProjOp op, double tokens) const;
+  // MoE: tokens routed to each active expert and the number of active experts.
+  GemmShape expert_gemm(ProjOp op, double tokens) const;
+};
+
+}  // namespace servesim

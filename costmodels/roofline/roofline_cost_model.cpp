@@ -1,0 +1,85 @@
+#include "costmodels/roofline/roofline_cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "costmodels/common/attention_work.hpp"
+#include "costmodels/common/layer_shapes.hpp"
+
+namespace servesim {
+namespace {
+
+struct Peaks {
+  double flops_per_ns;
+  double bytes_per_ns;
+  double link_bytes_per_ns;
+};
+
+double roof(double flops, double bytes, const Peaks& pk) {
+  return std::max(flops / pk.flops_per_ns, bytes / pk.bytes_per_ns);
+}
+
+double gemm_ns(const GemmShape& g, double weight_bytes, const Peaks& pk) {
+  const double flops = 2 * g.m * g.k * g.n * g.count;
+  const double bytes = ((g.m * g.k + g.m * g.n) * 2 + g.k * g.n * weight_bytes) * g.count;
+  return roof(flops, bytes, pk);
+}
+
+}  // namespace
+
+RooflineCostModel::Params RooflineCostModel::parse(const ConfigNode& node) {
+  node.check_keys({"kind", "host_floor_ns", "collectives"});
+  Params p;
+  p.host_floor_ns = node.get_nonnegative("host_floor_ns", p.host_floor_ns);
+  p.collectives = node.get_bool("collectives", p.collectives);
+  return p;
+}
+
+StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& replica) const {
+  StepCost cost;
+  if (batch.empty()) return cost;
+  const GpuSpec& gpu = *replica.gpu;
+  const ModelSpec& model = *replica.model;
+  const bool fp8 = replica.weights == Precision::kFp8 && gpu.fp8_tflops > 0;
+  const double link_gb_per_s = replica.topology == "pcie" || gpu.nvlink_gb_per_s <= 0
+                                   ? gpu.pcie_gb_per_s
+                                   : gpu.nvlink_gb_per_s / 2;  // one direction
+  const Peaks pk{(fp8 ? gpu.fp8_tflops : gpu.bf16_tflops) * 1e3, gpu.memory_bw_gb_per_s,
+                 std::max(link_gb_per_s, 1.0)};
+  const double wbytes = replica.weight_bytes_per_param();
+  const LayerShapes s = LayerShapes::make(model, replica.tp);
+  const double tokens = static_cast<double>(batch.total_tokens());
+
+  double gemm = 0;
+  for (std::size_t i = 0; i < kNumProjOps; ++i) {
+    gemm += gemm_ns(s.expert_gemm(static_cast<ProjOp>(i), tokens), wbytes, pk);
+  }
+  if (s.shared_inter > 0) {
+    const double up = model.gated_mlp ? 2 * s.shared_inter : s.shared_inter;
+    gemm += gemm_ns({tokens, s.hidden, up, 1}, wbytes, pk);
+    gemm += gemm_ns({tokens, s.shared_inter, s.hidden, 1}, wbytes, pk);
+  }
+  const AttentionWork a = AttentionWork::of(batch, s, replica.kv_dtype_bytes);
+  const double attn =
+      roof(a.prefill_flops, a.prefill_bytes, pk) + roof(a.decode_flops, a.decode_bytes, pk);
+  double comm = 0;
+  if (p_.collectives && replica.tp > 1) {
+    const double p = replica.tp;
+    comm = 2 * 2 * (p - 1) / p * tokens * s.hidden * 2 / pk.link_bytes_per_ns;
+  }
+  const double layers = std::ceil(static_cast<double>(model.num_layers) / replica.pp);
+  const double lm_head =
+      gemm_ns({static_cast<double>(batch.num_requests()), s.hidden, s.vocab, 1}, wbytes, pk);
+
+  cost[CostComponent::kGemm] = layers * gemm;
+  cost[CostComponent::kAttention] = layers * attn;
+  cost[CostComponent::kCollective] = layers * comm;
+  cost[CostComponent::kEmbedding] = lm_head;
+  cost[CostComponent::kHost] = p_.host_floor_ns;
+  double total = 0;
+  for (double v : cost.breakdown_ns) total += v;
+  cost.total_ns = std::max<SimTime>(1, std::llround(total));
+  return cost;
+}
+
+}  // namespace servesim
