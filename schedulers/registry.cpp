@@ -1,1 +1,85 @@
-// placeholder
+#include "schedulers/registry.hpp"
+
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "schedulers/replica/orca_scheduler.hpp"
+#include "schedulers/replica/sarathi_scheduler.hpp"
+#include "schedulers/replica/vllm_scheduler.hpp"
+#include "schedulers/router/least_outstanding_router.hpp"
+#include "schedulers/router/random_router.hpp"
+#include "schedulers/router/round_robin_router.hpp"
+
+namespace servesim {
+namespace {
+
+using SchedulerFactory = std::function<std::unique_ptr<ReplicaScheduler>(const SchedulerOptions&)>;
+using RouterFactory = std::function<std::unique_ptr<Router>(std::uint64_t seed)>;
+
+const std::map<std::string, SchedulerFactory>& scheduler_table() {
+  static const std::map<std::string, SchedulerFactory> table{
+      {"orca", [](const SchedulerOptions& o) { return std::make_unique<OrcaScheduler>(o); }},
+      {"sarathi", [](const SchedulerOptions& o) { return std::make_unique<SarathiScheduler>(o); }},
+      {"vllm",
+       [](const SchedulerOptions& o) -> std::unique_ptr<ReplicaScheduler> {
+         if (o.enable_chunked_prefill) return std::make_unique<SarathiScheduler>(o);
+         return std::make_unique<VllmScheduler>(o);
+       }},
+  };
+  return table;
+}
+
+const std::map<std::string, RouterFactory>& router_table() {
+  static const std::map<std::string, RouterFactory> table{
+      {"least_outstanding",
+       [](std::uint64_t) { return std::make_unique<LeastOutstandingRouter>(); }},
+      {"random", [](std::uint64_t seed) { return std::make_unique<RandomRouter>(seed); }},
+      {"round_robin", [](std::uint64_t) { return std::make_unique<RoundRobinRouter>(); }},
+  };
+  return table;
+}
+
+template <class Table>
+std::vector<std::string> kinds_of(const Table& table) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : table) out.push_back(k);
+  return out;
+}
+
+template <class Table>
+const typename Table::mapped_type& lookup(const Table& table, const ConfigNode& node,
+                                          std::string_view what) {
+  const ConfigNode kind = node.at("kind");
+  const std::string name = kind.as_string();
+  auto it = table.find(name);
+  if (it == table.end()) {
+    kind.fail(
+        fmt::format("unknown {} '{}' (known: {})", what, name, fmt::join(kinds_of(table), ", ")));
+  }
+  return it->second;
+}
+
+}  // namespace
+
+std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
+                                                         const SchedulerOptions& options) {
+  node.require_map("a scheduler section");
+  const auto& factory = lookup(scheduler_table(), node, "scheduler");
+  std::vector<std::string> known(std::begin(kCommonSchedulerKeys), std::end(kCommonSchedulerKeys));
+  node.check_keys(known);
+  return factory(options);
+}
+
+std::unique_ptr<Router> make_router(const ConfigNode& node, std::uint64_t seed) {
+  node.require_map("a router section");
+  const auto& factory = lookup(router_table(), node, "router");
+  node.check_keys({"kind"});
+  return factory(seed);
+}
+
+std::vector<std::string> replica_scheduler_kinds() { return kinds_of(scheduler_table()); }
+std::vector<std::string> router_kinds() { return kinds_of(router_table()); }
+
+}  // namespace servesim

@@ -40,7 +40,7 @@ class Catalog {
   std::map<std::string, const ModelSpec*> models_;
   std::deque<GpuSpec> gpu_store_;
   std::deque<ModelSpec> model_store_;
-  std::vector<std::string> gpu_display_;            // canonical names for messages
+  std::vector<std::string> gpu_display_;  // canonical names for messages
 };
 
 }  // namespace servesim

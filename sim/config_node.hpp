@@ -1,7 +1,5 @@
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -9,6 +7,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 namespace servesim {
 
@@ -46,8 +46,8 @@ class ConfigNode {
   ConfigNode at(std::string_view key) const;
   std::optional<ConfigNode> find(std::string_view key) const;
   ConfigNode at(std::size_t index) const;
-  std::vector<ConfigNode> items() const;        // sequence elements
-  std::vector<std::string> keys() const;        // map keys in document order
+  std::vector<ConfigNode> items() const;  // sequence elements
+  std::vector<std::string> keys() const;  // map keys in document order
 
   // Scalar conversions of this node.
   double as_double() const;

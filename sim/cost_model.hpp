@@ -27,7 +27,7 @@ std::string_view cost_component_name(CostComponent c);
 struct StepCost {
   SimTime total_ns = 0;
   std::array<double, kNumCostComponents> breakdown_ns{};  // per component, may overlap
-  double energy_j = 0;  // 0 when the model has no power model
+  double energy_j = 0;                                    // 0 when the model has no power model
 
   double& operator[](CostComponent c) { return breakdown_ns[static_cast<std::size_t>(c)]; }
   double operator[](CostComponent c) const { return breakdown_ns[static_cast<std::size_t>(c)]; }

@@ -1,1 +1,166 @@
-// placeholder
+#include "sim/engine.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace servesim {
+
+Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel& cost_model,
+               std::vector<RunObserver*> observers)
+    : fleet_(fleet),
+      router_(router),
+      workload_(workload),
+      cost_model_(cost_model),
+      observers_(std::move(observers)) {
+  if (fleet_.empty()) throw std::invalid_argument("Engine needs at least one replica");
+}
+
+Request* Engine::allocate() {
+  if (!free_.empty()) {
+    Request* r = free_.back();
+    free_.pop_back();
+    *r = Request{};
+    return r;
+  }
+  pool_.emplace_back();
+  return &pool_.back();
+}
+
+void Engine::release(Request* r) { free_.push_back(r); }
+
+EngineTotals Engine::run() {
+  pending_ = workload_.next();
+  if (pending_) {
+    totals_.first_arrival = pending_->arrival;
+    last_arrival_ = pending_->arrival;
+    queue_.push(pending_->arrival, kArrival, 0);
+  }
+  std::int64_t events = 0;
+  while (!queue_.empty()) {
+    const Event e = queue_.pop();
+    totals_.end_time = e.time;
+    if (e.kind == kArrival) {
+      on_arrivals(e.time);
+    } else {
+      on_step_end(*fleet_[static_cast<std::size_t>(e.target)], e.time);
+    }
+    if (progress_ && (++events & 0xFFFF) == 0) progress_(totals_, e.time);
+  }
+  if (totals_.arrived != totals_.finished + totals_.rejected) {
+    throw std::logic_error(fmt::format(
+        "simulation stalled: {} requests arrived, {} finished, {} rejected (a scheduler left "
+        "requests waiting with no step in flight)",
+        totals_.arrived, totals_.finished, totals_.rejected));
+  }
+  for (const auto& r : fleet_) {
+    if (r->kv.used_blocks() != 0) {
+      throw std::logic_error(
+          fmt::format("replica {} ended with {} KV blocks still held", r->id, r->kv.used_blocks()));
+    }
+  }
+  if (progress_) progress_(totals_, totals_.end_time);
+  return totals_;
+}
+
+void Engine::on_arrivals(SimTime now) {
+  // Admit every request that arrives at this instant before any replica forms a batch.
+  while (pending_ && pending_->arrival == now) {
+    admit(*pending_, now);
+    pending_ = workload_.next();
+    if (pending_ && pending_->arrival < last_arrival_) {
+      throw std::logic_error(fmt::format("workload '{}' yielded arrivals out of order ({} < {} ns)",
+                                         workload_.name(), pending_->arrival, last_arrival_));
+    }
+    if (pending_) last_arrival_ = pending_->arrival;
+  }
+  if (pending_) queue_.push(pending_->arrival, kArrival, 0);
+  for (auto& replica : fleet_) {
+    if (!replica->busy) try_start(*replica, now);
+  }
+}
+
+void Engine::admit(const RequestSpec& spec, SimTime now) {
+  Request* r = allocate();
+  r->id = next_id_++;
+  r->spec = spec;
+  ++totals_.arrived;
+  const std::int64_t total = static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens;
+  eligible_.clear();
+  for (const auto& replica : fleet_) {
+    if (total <= replica->max_model_len && replica->kv.can_ever_fit(total)) {
+      eligible_.push_back(replica->id);
+    }
+  }
+  if (eligible_.empty()) {
+    ++totals_.rejected;
+    for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/true);
+    release(r);
+    return;
+  }
+  const ReplicaId id = router_.route(*r, fleet_, eligible_, now);
+  r->replica = id;
+  fleet_[static_cast<std::size_t>(id)]->scheduler->enqueue(r, now);
+}
+
+void Engine::try_start(Replica& replica, SimTime now) {
+  replica.batch.clear();
+  replica.scheduler->next_batch(now, replica.kv, replica.batch);
+  if (replica.batch.empty()) {
+    replica.busy = false;
+    totals_.preemptions += replica.batch.preempted;
+    return;
+  }
+  replica.batch.shape_into(shape_);
+  const StepCost cost = cost_model_.step(shape_, replica.spec);
+  const SimTime duration = cost.total_ns > 0 ? cost.total_ns : 1;
+  std::int32_t prefill_tokens = 0;
+  for (const auto& p : shape_.prefills) prefill_tokens += p.tokens;
+  for (const auto& entry : replica.batch.entries) {
+    if (entry.request->first_scheduled < 0) entry.request->first_scheduled = now;
+  }
+  replica.busy = true;
+  replica.busy_ns += duration;
+  replica.energy_j += cost.energy_j;
+  ++replica.steps;
+  ++totals_.steps;
+  totals_.preemptions += replica.batch.preempted;
+  const StepRecord record{now,
+                          duration,
+                          replica.kv.used_blocks(),
+                          replica.id,
+                          prefill_tokens,
+                          static_cast<std::int32_t>(shape_.prefills.size()),
+                          static_cast<std::int32_t>(shape_.decode_contexts.size()),
+                          replica.batch.preempted};
+  for (auto* o : observers_) o->on_step(record, shape_, cost);
+  queue_.push(now + duration, kStepEnd, replica.id);
+}
+
+void Engine::on_step_end(Replica& replica, SimTime now) {
+  for (const auto& entry : replica.batch.entries) {
+    Request& r = *entry.request;
+    r.computed += entry.tokens;
+    r.step_tokens = 0;
+    if (r.computed == r.target_tokens()) {
+      // The step completed everything this request wanted computed: one output token.
+      ++r.generated;
+      const SimTime gap = r.last_token >= 0 ? now - r.last_token : -1;
+      if (r.first_token < 0) r.first_token = now;
+      if (gap > static_cast<SimTime>(r.tbt_max_ns)) r.tbt_max_ns = static_cast<double>(gap);
+      r.last_token = now;
+      for (auto* o : observers_) o->on_token(r, now, gap);
+    }
+  }
+  finished_.clear();
+  replica.scheduler->complete_batch(replica.batch, now, replica.kv, finished_);
+  for (Request* r : finished_) {
+    r->finished = now;
+    ++totals_.finished;
+    for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/false);
+    release(r);
+  }
+  try_start(replica, now);
+}
+
+}  // namespace servesim

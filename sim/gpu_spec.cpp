@@ -1,1 +1,32 @@
-// placeholder
+#include "sim/gpu_spec.hpp"
+
+namespace servesim {
+
+double ModelSpec::num_params() const {
+  const double h = hidden_size;
+  const double q_width = static_cast<double>(num_heads) * head_dim;
+  const double kv_width = static_cast<double>(num_kv_heads) * head_dim;
+  const double attention = h * q_width + 2.0 * h * kv_width + q_width * h;
+  const double matrices = gated_mlp ? 3.0 : 2.0;
+  const double dense_mlp = matrices * h * intermediate_size;
+  double mlp_total = 0;
+  if (is_moe()) {
+    const int interval = moe_layer_interval > 0 ? moe_layer_interval : 1;
+    const int moe_layers = num_layers / interval;
+    const int dense_layers = num_layers - moe_layers;
+    const double moe_mlp =
+        num_experts * dense_mlp + h * num_experts + matrices * h * shared_expert_intermediate;
+    mlp_total = moe_layers * moe_mlp + dense_layers * dense_mlp;
+  } else {
+    mlp_total = num_layers * dense_mlp;
+  }
+  const double embeddings = static_cast<double>(vocab_size) * h * (tie_word_embeddings ? 1 : 2);
+  return num_layers * attention + mlp_total + embeddings;
+}
+
+double ModelSpec::kv_bytes_per_token_per_layer(double dtype_bytes) const {
+  if (kv_lora_rank > 0) return (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
+  return 2.0 * num_kv_heads * head_dim * dtype_bytes;
+}
+
+}  // namespace servesim

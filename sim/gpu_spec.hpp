@@ -11,17 +11,17 @@ namespace servesim {
 // field names. Cost models that need more constants (efficiencies, tile ladders, power model)
 // read their own section of the same file through `file`, which keeps sources beside numbers.
 struct GpuSpec {
-  std::string name;           // catalog key, e.g. "h200" (the file's stem)
-  std::string display_name;   // e.g. "NVIDIA H200 SXM 141GB"
+  std::string name;                  // catalog key, e.g. "h200" (the file's stem)
+  std::string display_name;          // e.g. "NVIDIA H200 SXM 141GB"
   std::vector<std::string> aliases;  // other spellings users and measured runs use ("H200")
-  std::string arch;           // ampere | ada | hopper | blackwell
+  std::string arch;                  // ampere | ada | hopper | blackwell
   int sms = 0;
-  std::vector<int> gpc_sms;   // SMs per GPC (sums to sms); empty when unknown
+  std::vector<int> gpc_sms;  // SMs per GPC (sums to sms); empty when unknown
   double boost_clock_mhz = 0;
   double base_clock_mhz = 0;
-  double bf16_tflops = 0;     // dense
-  double fp8_tflops = 0;      // dense; 0 when the SKU has no FP8 tensor cores
-  double memory_gb = 0;       // decimal GB
+  double bf16_tflops = 0;  // dense
+  double fp8_tflops = 0;   // dense; 0 when the SKU has no FP8 tensor cores
+  double memory_gb = 0;    // decimal GB
   double memory_bw_gb_per_s = 0;
   double l2_mb = 0;
   double tdp_w = 0;
@@ -42,16 +42,16 @@ struct ModelSpec {
   int intermediate_size = 0;  // dense MLP, or per expert for MoE
   int vocab_size = 0;
   int max_position_embeddings = 0;
-  bool gated_mlp = true;         // SwiGLU gate+up (3 matrices) vs fc1/fc2 (2 matrices)
-  bool layer_norm = false;       // LayerNorm (true) or RMSNorm (false)
-  bool parallel_block = false;   // phi-2 style: attention and MLP share one norm
+  bool gated_mlp = true;        // SwiGLU gate+up (3 matrices) vs fc1/fc2 (2 matrices)
+  bool layer_norm = false;      // LayerNorm (true) or RMSNorm (false)
+  bool parallel_block = false;  // phi-2 style: attention and MLP share one norm
   bool attention_bias = false;
-  int num_experts = 0;           // 0 for dense models
+  int num_experts = 0;  // 0 for dense models
   int experts_per_token = 0;
   int shared_expert_intermediate = 0;  // Llama-4-style shared expert, 0 when none
-  int moe_layer_interval = 1;    // every n-th layer is MoE (Llama-4 Maverick style); 1 = all
-  int kv_lora_rank = 0;          // MLA (DeepSeek-V2): compressed KV width; 0 for standard attention
-  int qk_rope_head_dim = 0;      // MLA decoupled rope part stored with the latent
+  int moe_layer_interval = 1;          // every n-th layer is MoE (Llama-4 Maverick style); 1 = all
+  int kv_lora_rank = 0;      // MLA (DeepSeek-V2): compressed KV width; 0 for standard attention
+  int qk_rope_head_dim = 0;  // MLA decoupled rope part stored with the latent
   bool tie_word_embeddings = false;
   ConfigNode file;
 

@@ -28,7 +28,7 @@ struct StepRecord {
   std::int32_t prefill_tokens;
   std::int32_t num_prefills;
   std::int32_t num_decodes;
-  std::int32_t preempted;       // preemptions while forming this batch
+  std::int32_t preempted;  // preemptions while forming this batch
 };
 
 }  // namespace servesim

@@ -26,8 +26,9 @@ class ReplicaScheduler {
   // Forms the next batch into `batch` (empty when nothing can run). May preempt running requests
   // (recompute: their KV is freed and they wait again, ahead of new arrivals); never drops one.
   virtual void next_batch(SimTime now, KvCache& kv, Batch& batch) = 0;
-  // Applies a finished step: advances token counts, emits tokens, frees the KV of requests that
-  // are done and appends them to `finished` (their `finished` time set to `now`).
+  // Called after the engine applied a finished step (token counts advanced, tokens emitted):
+  // removes requests that are done from the running set, frees their KV and appends them to
+  // `finished`.
   virtual void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
                               std::vector<Request*>& finished) = 0;
   // Requests waiting or running (outstanding work, for routers).

@@ -17,8 +17,8 @@ struct ReplicaSpec {
   int pp = 1;
   Precision weights = Precision::kBf16;  // FP8 weights run GEMMs at the FP8 peak
   double kv_dtype_bytes = 2.0;
-  bool cuda_graphs = true;     // decode-only steps replayed from CUDA graphs (vLLM default)
-  double power_cap_w = 0;      // 0 = the GPU's TDP
+  bool cuda_graphs = true;          // decode-only steps replayed from CUDA graphs (vLLM default)
+  double power_cap_w = 0;           // 0 = the GPU's TDP
   std::string topology = "nvlink";  // nvlink | pairwise_nvlink | pcie (links between the TP GPUs)
 
   double weight_bytes_per_param() const { return weights == Precision::kFp8 ? 1.0 : 2.0; }

@@ -15,7 +15,7 @@ struct RequestSpec {
   SimTime arrival = 0;
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;
-  std::int64_t prefix_group = -1;     // requests of one group share their first prefix_tokens
+  std::int64_t prefix_group = -1;  // requests of one group share their first prefix_tokens
   std::int32_t prefix_tokens = 0;
 };
 
@@ -31,12 +31,13 @@ struct Request {
   std::int32_t generated = 0;
   std::int32_t cached_prefix = 0;  // tokens served from the prefix cache at the last admission
   std::int32_t preemptions = 0;
-  std::int64_t kv_blocks = 0;      // blocks held in the replica's KV cache
+  std::int64_t kv_blocks = 0;    // blocks held in the replica's KV cache
+  std::int32_t step_tokens = 0;  // tokens scheduled in the step being formed or run (0 = none)
   SimTime first_scheduled = -1;
   SimTime first_token = -1;
   SimTime last_token = -1;
   SimTime finished = -1;
-  double tbt_max_ns = 0;           // largest gap between output tokens so far
+  double tbt_max_ns = 0;  // largest gap between output tokens so far
 
   std::int32_t target_tokens() const { return spec.prompt_tokens + generated; }
   std::int32_t pending_tokens() const { return target_tokens() - computed; }

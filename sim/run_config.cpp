@@ -1,1 +1,130 @@
-// placeholder
+#include "sim/run_config.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace servesim {
+namespace {
+
+ConfigNode section_or_empty(const ConfigNode& root, std::string_view key, const char* kind) {
+  if (auto n = root.find(key)) {
+    n->require_map(fmt::format("the {} section", key));
+    return *n;
+  }
+  return ConfigNode::parse(fmt::format("kind: {}", kind), root.file());
+}
+
+ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_model) {
+  g.require_map("a replica group {gpu, tp, count, …}");
+  g.check_keys(
+      {"gpu", "model", "count", "tp", "pp", "precision", "cuda_graphs", "power_cap_w", "topology"});
+  ReplicaGroupConfig c;
+  c.node = g;
+  c.gpu = g.get_string("gpu");
+  c.model = g.get_string("model", default_model);
+  if (c.model.empty()) g.fail("missing key 'model' (here or at the top level)");
+  c.count = static_cast<int>(g.get_positive_int("count", 1));
+  c.tp = static_cast<int>(g.get_positive_int("tp", 1));
+  c.pp = static_cast<int>(g.get_positive_int("pp", 1));
+  if (auto p = g.find("precision")) {
+    const std::string s = p->as_string();
+    if (s == "bf16" || s == "fp16") {
+      c.weights = Precision::kBf16;
+    } else if (s == "fp8") {
+      c.weights = Precision::kFp8;
+    } else {
+      p->fail(fmt::format("unknown precision '{}' (known: bf16, fp16, fp8)", s));
+    }
+  }
+  c.cuda_graphs = g.get_bool("cuda_graphs", true);
+  c.power_cap_w = g.get_nonnegative("power_cap_w", 0);
+  if (auto t = g.find("topology")) {
+    c.topology = t->as_string();
+    if (c.topology != "nvlink" && c.topology != "pairwise_nvlink" && c.topology != "pcie") {
+      t->fail(
+          fmt::format("unknown topology '{}' (known: nvlink, pairwise_nvlink, pcie)", c.topology));
+    }
+  }
+  return c;
+}
+
+std::optional<double> slo_bound(const ConfigNode& slo, std::string_view key) {
+  if (!slo.has(key)) return std::nullopt;
+  return slo.get_positive(key);
+}
+
+}  // namespace
+
+RunConfig RunConfig::parse(const ConfigNode& root, std::optional<std::uint64_t> seed_override) {
+  root.require_map("a run configuration");
+  root.check_keys({"name", "seed", "model", "replicas", "scheduler", "router", "cost_model",
+                   "workload", "slo", "output", "catalog"});
+  RunConfig c;
+  c.root = root;
+  c.name = root.get_string("name", std::filesystem::path(root.file()).stem().string());
+  if (auto s = root.find("seed")) {
+    const auto v = s->as_int();
+    if (v < 0) s->fail("expected an integer ≥ 0");
+    c.seed = static_cast<std::uint64_t>(v);
+  }
+  if (seed_override) c.seed = *seed_override;
+  const std::string model = root.get_string("model", "");
+  const ConfigNode groups = root.at("replicas");
+  if (groups.is_map()) {
+    c.replicas.push_back(parse_group(groups, model));
+  } else {
+    for (const auto& g : groups.items()) c.replicas.push_back(parse_group(g, model));
+    if (c.replicas.empty()) groups.fail("expected at least one replica group");
+  }
+  c.scheduler = section_or_empty(root, "scheduler", "sarathi");
+  c.router = section_or_empty(root, "router", "round_robin");
+  c.cost_model = section_or_empty(root, "cost_model", "roofline");
+  c.workload = root.at("workload");
+  c.workload.require_map("the workload section");
+  if (auto slo = root.find("slo")) {
+    slo->require_map("the slo section {ttft_ms, tbt_ms, tpot_ms, e2e_ms}");
+    slo->check_keys({"ttft_ms", "tbt_ms", "tpot_ms", "e2e_ms"});
+    c.slo.ttft_ms = slo_bound(*slo, "ttft_ms");
+    c.slo.tbt_ms = slo_bound(*slo, "tbt_ms");
+    c.slo.tpot_ms = slo_bound(*slo, "tpot_ms");
+    c.slo.e2e_ms = slo_bound(*slo, "e2e_ms");
+  }
+  if (auto out = root.find("output")) {
+    out->require_map("the output section");
+    out->check_keys(
+        {"dir", "csv", "csv_max_requests", "trace", "trace_max_steps", "requests", "steps"});
+    c.output.dir = out->get_string("dir", "");
+    if (auto csv = out->find("csv")) {
+      const std::string v = csv->as_string();
+      if (v == "auto" || v == "true" || v == "false") {
+        c.output.csv = v;
+      } else {
+        csv->fail(fmt::format("expected auto, true or false, got '{}'", v));
+      }
+    }
+    c.output.csv_max_requests =
+        out->get_positive_int("csv_max_requests", c.output.csv_max_requests);
+    c.output.trace_max_steps = out->get_positive_int("trace_max_steps", c.output.trace_max_steps);
+    c.output.trace = out->get_bool("trace", true);
+    c.output.requests = out->get_bool("requests", true);
+    c.output.steps = out->get_bool("steps", true);
+  }
+  if (auto cat = root.find("catalog")) {
+    const auto base = std::filesystem::path(root.base_dir());
+    auto add = [&](const ConfigNode& n) {
+      std::filesystem::path p(n.as_string());
+      if (p.is_relative()) p = base / p;
+      if (!std::filesystem::is_directory(p)) n.fail(fmt::format("no such folder '{}'", p.string()));
+      c.catalog_dirs.push_back(p.string());
+    };
+    if (cat->is_sequence()) {
+      for (const auto& n : cat->items()) add(n);
+    } else {
+      add(*cat);
+    }
+  }
+  return c;
+}
+
+}  // namespace servesim

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedulers/replica/scheduler_options.hpp"
+#include "sim/config_node.hpp"
+#include "sim/replica_scheduler.hpp"
+#include "sim/router.hpp"
+
+namespace servesim {
+
+// Builds the replica scheduler named by node["kind"] (vllm, sarathi, orca). `options` are the
+// already-parsed common keys (with max_model_len resolved). `vllm` with
+// enable_chunked_prefill: true is vLLM's chunked-prefill scheduler, i.e. `sarathi`.
+std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
+                                                         const SchedulerOptions& options);
+// Builds the router named by node["kind"] (round_robin, least_outstanding, random).
+std::unique_ptr<Router> make_router(const ConfigNode& node, std::uint64_t seed);
+
+std::vector<std::string> replica_scheduler_kinds();
+std::vector<std::string> router_kinds();
+
+}  // namespace servesim

@@ -1,0 +1,31 @@
+#include "schedulers/replica/orca_scheduler.hpp"
+
+#include <algorithm>
+
+namespace servesim {
+
+OrcaScheduler::OrcaScheduler(SchedulerOptions options) : SchedulerBase(options) {
+  const std::int32_t floor = std::max(options_.max_model_len, 2048);
+  if (options_.max_num_batched_tokens <= 0) options_.max_num_batched_tokens = floor;
+}
+
+void OrcaScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
+  std::int32_t budget = options_.max_num_batched_tokens;
+  for (Request* r : running_) {
+    schedule(batch, r, 1);
+    --budget;
+  }
+  while (!waiting_.empty() && static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
+    Request* r = waiting_.front();
+    const std::int32_t tokens = r->pending_tokens();
+    if (tokens > budget && !batch.empty()) break;
+    const std::int64_t full =
+        static_cast<std::int64_t>(r->spec.prompt_tokens) + r->spec.output_tokens;
+    if (!kv.grow(r->kv_blocks, full)) break;
+    admit_head();
+    schedule(batch, r, tokens);
+    budget -= tokens;
+  }
+}
+
+}  // namespace servesim

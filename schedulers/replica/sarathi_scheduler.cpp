@@ -1,0 +1,51 @@
+#include "schedulers/replica/sarathi_scheduler.hpp"
+
+#include <algorithm>
+
+namespace servesim {
+
+SarathiScheduler::SarathiScheduler(SchedulerOptions options) : SchedulerBase(options) {
+  if (options_.max_num_batched_tokens <= 0) options_.max_num_batched_tokens = 512;
+}
+
+void SarathiScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
+  std::int32_t budget = options_.max_num_batched_tokens;
+  // 1. Decodes, oldest first. Iterate by index: preemption removes from the tail.
+  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    Request* r = running_[i];
+    if (!r->is_decode() || r->step_tokens > 0) continue;
+    if (!grow_or_preempt(r, 1, kv, batch)) break;  // r itself was the tail: nothing older left
+    schedule(batch, r, 1);
+    --budget;
+  }
+  // 2. Ongoing partial prefills (including recomputes admitted earlier), oldest first.
+  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    Request* r = running_[i];
+    if (r->is_decode() || r->step_tokens > 0) continue;
+    const std::int32_t chunk = std::min(r->pending_tokens(), budget);
+    if (!grow_or_preempt(r, chunk, kv, batch)) break;
+    schedule(batch, r, chunk);
+    budget -= chunk;
+  }
+  // Preemption may have refunded budget of removed entries; recount.
+  std::int32_t used = 0;
+  for (const auto& e : batch.entries) used += e.tokens;
+  budget = options_.max_num_batched_tokens - used;
+  // 3. New (or preempted) requests, FCFS, while blocks above the watermark and seats allow. As in
+  // vLLM V1, no request is admitted in an iteration that had to preempt.
+  if (batch.preempted > 0) return;
+  while (budget > 0 && !waiting_.empty() &&
+         static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
+    Request* r = waiting_.front();
+    const std::int32_t chunk = std::min(r->pending_tokens(), budget);
+    if (!kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + chunk,
+                 /*keep_watermark=*/true)) {
+      break;
+    }
+    admit_head();
+    schedule(batch, r, chunk);
+    budget -= chunk;
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <deque>
+#include <vector>
+
+#include "schedulers/replica/scheduler_options.hpp"
+#include "sim/replica_scheduler.hpp"
+
+namespace servesim {
+
+// Queues and bookkeeping shared by the iteration-level schedulers: a FCFS waiting queue
+// (preempted requests re-enter at its front) and a running list in admission order.
+// Invariants: a request is in at most one of waiting/running; every running request holds its
+// KV blocks; waiting requests hold none.
+class SchedulerBase : public ReplicaScheduler {
+ public:
+  explicit SchedulerBase(SchedulerOptions options) : options_(options) {}
+
+  void enqueue(Request* request, SimTime now) override;
+  void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
+                      std::vector<Request*>& finished) override;
+  std::int64_t num_outstanding() const override {
+    return static_cast<std::int64_t>(waiting_.size() + running_.size());
+  }
+  std::int64_t num_running() const override { return static_cast<std::int64_t>(running_.size()); }
+  const SchedulerOptions& options() const { return options_; }
+
+ protected:
+  // Adds `tokens` of `r` to the batch being formed.
+  static void schedule(Batch& batch, Request* r, std::int32_t tokens);
+  // Recompute preemption: frees r's KV, forgets its computed tokens and puts it at the front of
+  // the waiting queue. If r was already scheduled in `batch`, its entry is removed.
+  void preempt(Request* r, KvCache& kv, Batch& batch);
+  // Grows r's KV to cover computed + tokens, preempting running requests from the tail (newest
+  // first) while blocks are short. Returns false if r itself had to be preempted.
+  bool grow_or_preempt(Request* r, std::int32_t tokens, KvCache& kv, Batch& batch);
+  // Moves the head of the waiting queue to the running list.
+  void admit_head();
+
+  SchedulerOptions options_;
+  std::deque<Request*> waiting_;
+  std::vector<Request*> running_;
+};
+
+}  // namespace servesim

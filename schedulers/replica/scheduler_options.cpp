@@ -1,0 +1,30 @@
+#include "schedulers/replica/scheduler_options.hpp"
+
+#include <fmt/format.h>
+
+namespace servesim {
+
+SchedulerOptions parse_scheduler_options(const ConfigNode& node) {
+  SchedulerOptions o;
+  o.max_num_seqs = static_cast<std::int32_t>(node.get_positive_int("max_num_seqs", o.max_num_seqs));
+  if (node.has("chunk_size") && node.has("max_num_batched_tokens")) {
+    node.at("chunk_size").fail("give either chunk_size or max_num_batched_tokens, not both");
+  }
+  const char* budget_key = node.has("chunk_size") ? "chunk_size" : "max_num_batched_tokens";
+  o.max_num_batched_tokens = static_cast<std::int32_t>(node.get_positive_int(budget_key, 0));
+  o.block_size = static_cast<std::int32_t>(node.get_positive_int("block_size", o.block_size));
+  if (node.has("gpu_memory_utilization")) {
+    const ConfigNode n = node.at("gpu_memory_utilization");
+    o.gpu_memory_utilization = n.as_double();
+    if (!(o.gpu_memory_utilization > 0 && o.gpu_memory_utilization <= 1)) {
+      n.fail(fmt::format("expected a fraction in (0, 1], got {}", o.gpu_memory_utilization));
+    }
+  }
+  o.num_gpu_blocks = node.get_positive_int("num_gpu_blocks", 0);
+  o.watermark = node.get_fraction("watermark", o.watermark);
+  o.max_model_len = static_cast<std::int32_t>(node.get_positive_int("max_model_len", 0));
+  o.enable_chunked_prefill = node.get_bool("enable_chunked_prefill", false);
+  return o;
+}
+
+}  // namespace servesim

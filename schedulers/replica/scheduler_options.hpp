@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+
+#include "sim/config_node.hpp"
+
+namespace servesim {
+
+// The `scheduler:` section shared by every replica scheduler. Keys use vLLM's own names.
+struct SchedulerOptions {
+  std::int32_t max_num_seqs = 128;
+  std::int32_t max_num_batched_tokens = 0;  // 0 = the kind's default
+  std::int32_t block_size = 16;
+  double gpu_memory_utilization = 0.9;
+  std::int64_t num_gpu_blocks = 0;  // 0 = from the memory planner
+  double watermark = 0.01;          // fraction of blocks kept free at admission
+  std::int32_t max_model_len = 0;   // 0 = the model's max_position_embeddings
+  bool enable_chunked_prefill = false;
+};
+
+// Keys every scheduler kind accepts (each kind may add its own).
+inline constexpr std::string_view kCommonSchedulerKeys[] = {
+    "kind",       "max_num_seqs",           "max_num_batched_tokens",
+    "block_size", "gpu_memory_utilization", "num_gpu_blocks",
+    "watermark",  "max_model_len",          "enable_chunked_prefill",
+    "chunk_size"};
+
+// Reads the common keys (and `chunk_size`, Sarathi's name for the token budget).
+SchedulerOptions parse_scheduler_options(const ConfigNode& node);
+
+}  // namespace servesim

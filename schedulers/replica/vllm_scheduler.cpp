@@ -1,0 +1,35 @@
+#include "schedulers/replica/vllm_scheduler.hpp"
+
+#include <algorithm>
+
+namespace servesim {
+
+VllmScheduler::VllmScheduler(SchedulerOptions options) : SchedulerBase(options) {
+  // vLLM V0's default budget: max(max_model_len, 2048); a prompt must fit one iteration.
+  const std::int32_t floor = std::max(options_.max_model_len, 2048);
+  if (options_.max_num_batched_tokens <= 0) options_.max_num_batched_tokens = floor;
+}
+
+void VllmScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
+  std::int32_t budget = options_.max_num_batched_tokens;
+  while (!waiting_.empty() && static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
+    Request* r = waiting_.front();
+    const std::int32_t tokens = r->pending_tokens();
+    if (tokens > budget) break;
+    if (!kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + tokens,
+                 /*keep_watermark=*/true)) {
+      break;
+    }
+    admit_head();
+    schedule(batch, r, tokens);
+    budget -= tokens;
+  }
+  if (!batch.empty()) return;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    Request* r = running_[i];
+    if (!grow_or_preempt(r, 1, kv, batch)) break;
+    schedule(batch, r, 1);
+  }
+}
+
+}  // namespace servesim

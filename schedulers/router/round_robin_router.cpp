@@ -1,0 +1,16 @@
+#include "schedulers/router/round_robin_router.hpp"
+
+#include <algorithm>
+
+namespace servesim {
+
+ReplicaId RoundRobinRouter::route(const Request& /*request*/, const Fleet& fleet,
+                                  const std::vector<ReplicaId>& eligible, SimTime /*now*/) {
+  // The first eligible id at or after next_, wrapping around.
+  auto it = std::lower_bound(eligible.begin(), eligible.end(), next_);
+  const ReplicaId chosen = it != eligible.end() ? *it : eligible.front();
+  next_ = static_cast<ReplicaId>((chosen + 1) % static_cast<ReplicaId>(fleet.size()));
+  return chosen;
+}
+
+}  // namespace servesim

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "sim/cost_model.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/replica.hpp"
+#include "sim/router.hpp"
+#include "sim/run_observer.hpp"
+#include "sim/workload.hpp"
+
+namespace servesim {
+
+struct EngineTotals {
+  std::int64_t arrived = 0;
+  std::int64_t finished = 0;
+  std::int64_t rejected = 0;
+  std::int64_t steps = 0;
+  std::int64_t preemptions = 0;
+  SimTime first_arrival = 0;
+  SimTime end_time = 0;  // time of the last event
+};
+
+// The discrete-event loop of one run (DESIGN.md, "The data path of one run"). It is handed its
+// parts so tests can pass fakes. Events: arrivals (all requests arriving at one instant are
+// admitted before any replica forms a batch) and step ends. A replica that goes idle forms its
+// next batch at once. Single-threaded; deterministic for a given workload.
+// Invariant at the end of run(): arrived == finished + rejected, and every KV block is free.
+class Engine {
+ public:
+  using Progress = std::function<void(const EngineTotals&, SimTime now)>;
+
+  Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel& cost_model,
+         std::vector<RunObserver*> observers);
+  void set_progress(Progress progress) { progress_ = std::move(progress); }
+
+  EngineTotals run();
+
+ private:
+  enum EventKind : std::int32_t { kArrival = 0, kStepEnd = 1 };
+
+  void on_arrivals(SimTime now);
+  void admit(const RequestSpec& spec, SimTime now);
+  void try_start(Replica& replica, SimTime now);
+  void on_step_end(Replica& replica, SimTime now);
+  Request* allocate();
+  void release(Request* r);
+
+  Fleet& fleet_;
+  Router& router_;
+  Workload& workload_;
+  const CostModel& cost_model_;
+  std::vector<RunObserver*> observers_;
+  Progress progress_;
+
+  EventQueue queue_;
+  std::optional<RequestSpec> pending_;  // next arrival, already pulled from the workload
+  std::deque<Request> pool_;            // stable addresses
+  std::vector<Request*> free_;
+  std::vector<ReplicaId> eligible_;
+  std::vector<Request*> finished_;
+  BatchShape shape_;
+  EngineTotals totals_;
+  RequestId next_id_ = 0;
+  SimTime last_arrival_ = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config_node.hpp"
+#include "sim/metrics.hpp"
+#include "sim/replica_spec.hpp"
+
+namespace servesim {
+
+// One group of identical replicas in `replicas:`.
+struct ReplicaGroupConfig {
+  ConfigNode node;
+  std::string gpu;
+  std::string model;
+  int count = 1;
+  int tp = 1;
+  int pp = 1;
+  Precision weights = Precision::kBf16;
+  bool cuda_graphs = true;
+  double power_cap_w = 0;
+  std::string topology = "nvlink";
+};
+
+// What `output:` asks for.
+struct OutputConfig {
+  std::string dir;           // "" = out/<name>
+  std::string csv = "auto";  // auto | true | false (auto: CSV too when ≤ csv_max_requests)
+  std::int64_t csv_max_requests = 100000;
+  std::int64_t trace_max_steps = 200000;
+  bool trace = true;
+  bool requests = true;
+  bool steps = true;
+};
+
+// A run config file, validated at the top level (each plug-in section is validated by its
+// registry when the run is built). Unknown top-level keys are errors.
+struct RunConfig {
+  ConfigNode root;
+  std::string name;  // defaults to the file's stem
+  std::uint64_t seed = 0;
+  std::vector<ReplicaGroupConfig> replicas;
+  ConfigNode scheduler;
+  ConfigNode router;
+  ConfigNode cost_model;
+  ConfigNode workload;
+  SloSpec slo;
+  OutputConfig output;
+  std::vector<std::string> catalog_dirs;  // extra catalog folders, searched first
+
+  // Parses `root` (overrides already applied). `seed_override` wins over the file's seed.
+  static RunConfig parse(const ConfigNode& root, std::optional<std::uint64_t> seed_override = {});
+};
+
+}  // namespace servesim
