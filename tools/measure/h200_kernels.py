@@ -17,6 +17,7 @@ check the bookkeeping; its numbers mean nothing.
 
 import argparse
 import csv
+import gc
 import json
 import math
 import os
@@ -317,11 +318,16 @@ def main():
 
     # ------------------------------------------------------------------------------------------
     # Timer.  GPU: one CUDA event pair per rep, all reps enqueued behind a spin kernel
-    # (torch.cuda._sleep) so that host launch cost does not leak into small-op times.
+    # (torch.cuda._sleep) so that host launch cost does not leak into small-op times.  A cell is
+    # clean when the GPU had not yet reached the first rep's start event once the host had
+    # enqueued every rep (then all reps ran back to back from the queue); otherwise it is
+    # measured again behind a 4x longer spin, up to twice, and counted in meta.json.
     sleep_ok = [not dry and hasattr(torch.cuda, "_sleep")]
-    SLEEP_CYCLES_PER_REP = 80_000  # ~40 us of host time per rep at ~2 GHz
+    SLEEP_CYCLES_PER_REP = 200_000  # ~100 us of host time per rep at ~2 GHz
+    tstats = dict(cells=0, retries=0, dirty=[])
 
-    def measure(fn, min_reps=20, max_reps=40, target_ms=80.0, warmup=3, on_enqueued=None):
+    def measure(fn, min_reps=20, max_reps=40, target_ms=80.0, warmup=3, on_enqueued=None,
+                tag=""):
         """fn(i) runs rep i. Returns (times_ms, probe result or None)."""
         if dry:
             for i in range(warmup):
@@ -343,20 +349,35 @@ def main():
         e.synchronize()
         est = s.elapsed_time(e)
         reps = reps_for(est, min_reps, max_reps, target_ms)
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        if sleep_ok[0] and est < 1.0:
+        tstats["cells"] += 1
+        mult = 1
+        for attempt in range(3):
+            starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+            ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+            gc.disable()
             try:
-                torch.cuda._sleep(int(reps * SLEEP_CYCLES_PER_REP))
-            except Exception:  # noqa: BLE001
-                sleep_ok[0] = False
-        for i in range(reps):
-            starts[i].record()
-            fn(i)
-            ends[i].record()
-        pr = on_enqueued() if on_enqueued else None
-        torch.cuda.synchronize()
-        return [a.elapsed_time(b) for a, b in zip(starts, ends)], pr
+                if sleep_ok[0]:
+                    try:
+                        torch.cuda._sleep(int(reps * SLEEP_CYCLES_PER_REP * mult))
+                    except Exception:  # noqa: BLE001
+                        sleep_ok[0] = False
+                for i in range(reps):
+                    starts[i].record()
+                    fn(i)
+                    ends[i].record()
+                clean = not starts[0].query()  # GPU still behind the host: no launch gaps
+                pr = on_enqueued() if on_enqueued else None
+            finally:
+                gc.enable()
+            torch.cuda.synchronize()
+            ts = [a.elapsed_time(b) for a, b in zip(starts, ends)]
+            if clean or not sleep_ok[0]:
+                break
+            tstats["retries"] += 1
+            mult *= 4
+        if not clean:
+            tstats["dirty"].append(tag)
+        return ts, pr
 
     def kernel_names(tag, fn):
         """Record once which CUDA kernels fn launches (torch.profiler), for the README."""
@@ -576,7 +597,8 @@ def main():
                 x = randn(M, K)
                 ncopy = 1 if wmode == "hot" else rotation_copies(N * K * 2, l2_bytes)
                 ws = [randn(N, K) for _ in range(ncopy)]
-                ts, pr = measure(lambda i: F.linear(x, ws[i % ncopy]), on_enqueued=probe)
+                ts, pr = measure(lambda i: F.linear(x, ws[i % ncopy]), on_enqueued=probe,
+                                 tag="gemm %s M=%d %s" % (name, M, wmode))
                 after = probe()[0]
                 med = statistics.median(ts)
                 flops = 2.0 * M * N * K
@@ -644,7 +666,8 @@ def main():
                         kw["is_causal"] = causal
                     with backend_ctx(backend):
                         sdpa(q, kk, vv, **kw)  # probe: raises if this variant cannot run
-                        ts, _ = measure(lambda i: sdpa(q, kk, vv, **kw))
+                        ts, _ = measure(lambda i: sdpa(q, kk, vv, **kw),
+                                        tag="attention %s %s" % (kind, tuple(q.shape)))
                     if kind not in chosen:
                         chosen[kind] = var
                         meta.d.setdefault("attention_variant", {})[kind] = label
@@ -776,9 +799,13 @@ def main():
                         for op in OPS:
                             kernel_names("%s tp%d T=%d %s" % (m["name"], tp, T, op), fns[op])
                     stats = {}
+                    key = "%s tp%d T=%d" % (m["name"], tp, T)
                     for op in OPS:
-                        ts, _ = measure(fns[op])
+                        ts, pr = measure(fns[op], tag="%s %s" % (key, op),
+                                         on_enqueued=probe if op == "mlp_up_proj" else None)
                         stats[op] = summarize(ts)
+                        if pr is not None:
+                            meta.d.setdefault("mlp_up_proj_sm_clock_mhz_during", {})[key] = pr[0]
                     sink.add(mlp_row(m, tp, T, stats))
                     log("mlp %-36s tp%d T=%-5d pre %.4f up %.4f down %.4f act %.4f norm %.4f" % (
                         m["name"], tp, T, stats["attn_pre_proj"]["median"],
@@ -794,6 +821,11 @@ def main():
             meta.save()
         sink.close()
 
+    def save_tstats():
+        meta.d["timer"] = dict(cells=tstats["cells"], retries=tstats["retries"],
+                               dirty_cells=len(tstats["dirty"]), dirty=tstats["dirty"][:200],
+                               sleep_available=sleep_ok[0])
+
     wanted = set(args.sections.split(","))
     if "calib" in wanted:
         run_section("calib", section_calib, meta, deadline)
@@ -804,9 +836,13 @@ def main():
     if "mlp" in wanted:
         for m in MODELS:
             run_section("mlp " + m["name"], lambda m=m: mlp_model(m), meta, deadline)
+            save_tstats()
+    save_tstats()
     meta.d["total_wall_s"] = round(time.time() - T0, 2)
     meta.save()
-    log("done in %.1f s, %d errors" % (time.time() - T0, len(meta.d["errors"])))
+    log("done in %.1f s, %d errors; timer: %d cells, %d retries, %d dirty" % (
+        time.time() - T0, len(meta.d["errors"]), tstats["cells"], tstats["retries"],
+        len(tstats["dirty"])))
     for e in meta.d["errors"]:
         log("  error: " + e["error"][:300])
 
