@@ -1,0 +1,160 @@
+#include "sim/chrome_trace_writer.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "sim/input_error.hpp"
+
+namespace servesim {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path output_dir() {
+  const fs::path dir = fs::path(SERVESIM_BINARY_DIR) / "test_output" / "chrome_trace_writer";
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+StepRecord step(std::int64_t start_ns, std::int64_t duration_ns, std::int32_t replica,
+                std::int32_t prefill_tokens, std::int32_t decodes) {
+  return StepRecord{start_ns,       duration_ns,
+                    100 + replica,  replica,
+                    prefill_tokens, prefill_tokens > 0 ? 1 : 0,
+                    decodes,        0};
+}
+
+TEST_CASE("a trace lists replica names and one complete event per step", "[chrome_trace_writer]") {
+  const fs::path path = output_dir() / "trace.json";
+  {
+    ChromeTraceWriter writer(path.string(), 100);
+    writer.add_replica(0, "h200");
+    writer.add_replica(1, "a100 \"80GB\"");  // quotes must be escaped
+    writer.add_step(step(0, 25'123'456, 0, 512, 37));
+    writer.add_step(step(1'000, 999, 1, 0, 8));
+    writer.add_step(step(25'123'456, 5, 0, 2048, 0));
+    writer.close();
+    CHECK(writer.steps() == 3);
+    CHECK(writer.steps_omitted() == 0);
+  }
+  const nlohmann::json trace = nlohmann::json::parse(read_text(path));
+  const auto& events = trace.at("traceEvents");
+  REQUIRE(events.size() == 4 + 3);
+
+  CHECK(events[0].at("ph") == "M");
+  CHECK(events[0].at("name") == "process_name");
+  CHECK(events[0].at("pid") == 0);
+  CHECK(events[0].at("args").at("name") == "replica 0 (h200)");
+  CHECK(events[1].at("name") == "process_sort_index");
+  CHECK(events[2].at("args").at("name") == "replica 1 (a100 \"80GB\")");
+
+  const auto& first = events[4];
+  CHECK(first.at("ph") == "X");
+  CHECK(first.at("name") == "prefill 512 + decode 37");
+  CHECK(first.at("pid") == 0);
+  CHECK(first.at("tid") == 0);
+  CHECK(first.at("ts").get<double>() == 0.0);
+  CHECK(first.at("dur").get<double>() == Approx(25'123.456).epsilon(1e-12));
+  CHECK(first.at("args").at("prefill_tokens") == 512);
+  CHECK(first.at("args").at("decodes") == 37);
+  CHECK(first.at("args").at("kv_blocks") == 100);
+  CHECK(events[5].at("name") == "decode 8");
+  CHECK(events[5].at("pid") == 1);
+  CHECK(events[5].at("ts").get<double>() == 1.0);
+  CHECK(events[5].at("dur").get<double>() == Approx(0.999).epsilon(1e-12));
+  CHECK(events[6].at("name") == "prefill 2048");
+  CHECK(trace.at("otherData").at("steps_omitted") == 0);
+  CHECK(trace.at("displayTimeUnit") == "ms");
+
+  // Microseconds carry exactly three decimals, taken from the integer ns.
+  const std::string text = read_text(path);
+  CHECK(text.find("\"ts\":25123.456,\"dur\":0.005") != std::string::npos);
+  CHECK(text.find("\"dur\":25123.456") != std::string::npos);
+}
+
+TEST_CASE("steps past max_events are counted but not written", "[chrome_trace_writer]") {
+  const fs::path path = output_dir() / "capped.json";
+  ChromeTraceWriter writer(path.string(), 1000);
+  writer.add_replica(0, "h100");
+  for (std::int64_t i = 0; i < 2500; ++i) writer.add_step(step(i * 10'000, 9'000, 0, 0, 4));
+  CHECK(writer.steps_written() == 1000);
+  CHECK(writer.steps_omitted() == 1500);
+  writer.close();
+
+  const nlohmann::json trace = nlohmann::json::parse(read_text(path));
+  std::int64_t complete = 0;
+  double last_ts = -1;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "X") {
+      ++complete;
+      last_ts = e.at("ts").get<double>();
+    }
+  }
+  CHECK(complete == 1000);
+  CHECK(last_ts == 9'990.0);  // the first 1000 steps are the ones kept
+  const auto& other = trace.at("otherData");
+  CHECK(other.at("steps") == 2500);
+  CHECK(other.at("steps_written") == 1000);
+  CHECK(other.at("steps_omitted") == 1500);
+  CHECK(other.at("max_events") == 1000);
+}
+
+TEST_CASE("an empty trace is still valid JSON", "[chrome_trace_writer]") {
+  const fs::path path = output_dir() / "empty.json";
+  { ChromeTraceWriter writer(path.string()); }  // the destructor closes
+  const nlohmann::json trace = nlohmann::json::parse(read_text(path));
+  CHECK(trace.at("traceEvents").empty());
+  CHECK(trace.at("otherData").at("steps") == 0);
+}
+
+TEST_CASE("identical steps give byte-identical traces", "[chrome_trace_writer]") {
+  auto write = [](const fs::path& path) {
+    ChromeTraceWriter writer(path.string(), 15'000);
+    writer.add_replica(0, "h200");
+    writer.add_replica(1, "h200");
+    // Enough events to pass through several internal buffer flushes.
+    for (std::int64_t i = 0; i < 20'000; ++i) {
+      writer.add_step(step(i * 7'919, 7'000 + i % 1000, static_cast<std::int32_t>(i % 2),
+                           static_cast<std::int32_t>(i % 3 == 0 ? 256 : 0),
+                           static_cast<std::int32_t>(i % 64)));
+    }
+  };
+  const fs::path a = output_dir() / "same_a.json";
+  const fs::path b = output_dir() / "same_b.json";
+  write(a);
+  write(b);
+  const std::string text = read_text(a);
+  CHECK(text == read_text(b));
+  const nlohmann::json trace = nlohmann::json::parse(text);
+  CHECK(trace.at("traceEvents").size() == 4 + 15'000);
+  CHECK(trace.at("otherData").at("steps_omitted") == 5'000);
+}
+
+TEST_CASE("adding to a closed trace or opening a bad path throws InputError",
+          "[chrome_trace_writer]") {
+  const std::string bad = (output_dir() / "no_such_dir" / "trace.json").string();
+  try {
+    ChromeTraceWriter writer(bad);
+    FAIL("no exception");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find(bad) == 0);
+  }
+  ChromeTraceWriter writer((output_dir() / "closed.json").string());
+  writer.close();
+  CHECK_THROWS_AS(writer.add_step(step(0, 1, 0, 1, 0)), InputError);
+  CHECK_THROWS_AS(writer.add_replica(0, "x"), InputError);
+}
+
+}  // namespace
+}  // namespace servesim
