@@ -1,1 +1,188 @@
-// placeholder
+#include "workloads/registry.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "workloads/synthetic_workload.hpp"
+#include "workloads/trace_reader.hpp"
+#include "workloads/trace_workload.hpp"
+
+namespace servesim {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+// The `kind` of a section, which must be one of `known`.
+std::string read_kind(const ConfigNode& section, std::string_view what,
+                      const std::vector<std::string>& known) {
+  section.require_map(fmt::format("a {} section", what));
+  const ConfigNode kind = section.at("kind");
+  const std::string k = kind.as_string();
+  if (std::find(known.begin(), known.end(), k) == known.end()) {
+    kind.fail(fmt::format("unknown {} kind '{}' (known: {})", what, k, join(known)));
+  }
+  return k;
+}
+
+std::int32_t read_tokens(const ConfigNode& section, std::string_view key) {
+  const std::int64_t v = section.get_positive_int(key);
+  if (v > std::numeric_limits<std::int32_t>::max()) {
+    section.at(key).fail(fmt::format("{} tokens is too many (expected at most 2147483647)", v));
+  }
+  return static_cast<std::int32_t>(v);
+}
+
+// An existing, readable file; relative paths are taken from the config file's folder.
+std::string read_file_path(const ConfigNode& section) {
+  const ConfigNode file = section.at("file");
+  std::filesystem::path p(file.as_string());
+  if (p.is_relative()) p = std::filesystem::path(section.base_dir()) / p;
+  const std::string path = p.lexically_normal().string();
+  if (std::filesystem::is_directory(p) || !std::ifstream(path)) {
+    file.fail(fmt::format("cannot open '{}' (expected a readable CSV file)", path));
+  }
+  return path;
+}
+
+WorkloadOptions read_options(const ConfigNode& node) {
+  WorkloadOptions o;
+  o.start = seconds_to_sim(node.get_nonnegative("start_s", 0.0));
+  if (node.has("duration_s")) o.duration = seconds_to_sim(node.get_positive("duration_s"));
+  if (node.has("num_requests")) o.num_requests = node.get_positive_int("num_requests");
+  if (node.has("max_tokens")) {
+    const std::int32_t m = read_tokens(node, "max_tokens");
+    if (m < 2) {
+      node.at("max_tokens")
+          .fail(fmt::format("{} is too small (expected ≥ 2: one prompt and one output token)", m));
+    }
+    o.max_tokens = m;
+  }
+  if (const auto prefix = node.find("shared_prefix")) {
+    prefix->require_map("a shared_prefix section");
+    prefix->check_keys({"num_groups", "prefix_tokens"});
+    o.prefix_groups = prefix->get_positive_int("num_groups");
+    o.prefix_tokens = read_tokens(*prefix, "prefix_tokens");
+  }
+  return o;
+}
+
+std::unique_ptr<Workload> make_trace(const ConfigNode& trace, const WorkloadOptions& options,
+                                     std::uint64_t seed) {
+  trace.require_map("a trace section");
+  trace.check_keys({"format", "file", "qps", "time_scale"});
+  const ConfigNode format_node = trace.at("format");
+  const auto format = trace_format_from_name(format_node.as_string());
+  if (!format) {
+    format_node.fail(fmt::format("unknown trace format '{}' (known: {})", format_node.as_string(),
+                                 join(trace_formats())));
+  }
+  TraceRescale rescale;
+  if (trace.has("qps") && trace.has("time_scale")) {
+    trace.at("time_scale").fail("give qps or time_scale, not both");
+  }
+  if (trace.has("qps")) rescale = {TraceRescale::Kind::kQps, trace.get_positive("qps")};
+  if (trace.has("time_scale")) {
+    rescale = {TraceRescale::Kind::kTimeScale, trace.get_positive("time_scale")};
+  }
+  return std::make_unique<TraceWorkload>(read_file_path(trace), *format, rescale, options, seed);
+}
+
+ArrivalSpec read_arrivals(const ConfigNode& arrival) {
+  const std::string kind = read_kind(arrival, "arrival", arrival_kinds());
+  if (kind == "gamma") {
+    arrival.check_keys({"kind", "qps", "cv"});
+    return GammaArrivals{arrival.get_positive("qps"), arrival.get_positive("cv")};
+  }
+  arrival.check_keys({"kind", "qps"});
+  if (kind == "static") return StaticArrivals{arrival.get_positive("qps")};
+  return PoissonArrivals{arrival.get_positive("qps")};
+}
+
+// min_tokens and max_tokens of a zipf or uniform section.
+std::pair<std::int32_t, std::int32_t> read_token_range(const ConfigNode& lengths) {
+  const std::int32_t lo = read_tokens(lengths, "min_tokens");
+  const std::int32_t hi = read_tokens(lengths, "max_tokens");
+  if (hi < lo) {
+    lengths.at("max_tokens")
+        .fail(fmt::format("{} is below min_tokens {} (expected max_tokens ≥ min_tokens)", hi, lo));
+  }
+  return {lo, hi};
+}
+
+LengthSpec read_lengths(const ConfigNode& lengths) {
+  const std::string kind = read_kind(lengths, "lengths", length_kinds());
+  if (kind == "trace") {
+    lengths.check_keys({"kind", "file"});
+    return load_trace_lengths(read_file_path(lengths));
+  }
+  if (kind == "fixed") {
+    lengths.check_keys({"kind", "prompt_tokens", "output_tokens"});
+    return FixedLengths{read_tokens(lengths, "prompt_tokens"),
+                        read_tokens(lengths, "output_tokens")};
+  }
+  if (kind == "uniform") {
+    lengths.check_keys({"kind", "min_tokens", "max_tokens", "prefill_decode_ratio"});
+    const auto [lo, hi] = read_token_range(lengths);
+    return UniformLengths{lo, hi, lengths.get_positive("prefill_decode_ratio")};
+  }
+  lengths.check_keys({"kind", "min_tokens", "max_tokens", "theta", "prefill_decode_ratio"});
+  const auto [lo, hi] = read_token_range(lengths);
+  const double theta = lengths.get_double("theta", 0.6);
+  if (theta < 0 || theta >= 1) {
+    lengths.at("theta").fail(fmt::format("expected a number in [0, 1), got {}", theta));
+  }
+  return ZipfLengths{lo, hi, theta, lengths.get_positive("prefill_decode_ratio")};
+}
+
+}  // namespace
+
+std::vector<std::string> arrival_kinds() { return {"gamma", "poisson", "static"}; }
+std::vector<std::string> length_kinds() { return {"fixed", "trace", "uniform", "zipf"}; }
+std::vector<std::string> trace_formats() { return trace_format_names(); }
+
+std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t seed) {
+  node.require_map("a workload section");
+  node.check_keys({"trace", "arrival", "lengths", "num_requests", "duration_s", "start_s",
+                   "max_tokens", "shared_prefix"});
+  const WorkloadOptions options = read_options(node);
+  if (const auto trace = node.find("trace")) {
+    for (const char* other : {"arrival", "lengths"}) {
+      if (node.has(other)) {
+        node.at(other).fail(
+            "cannot be combined with 'trace' (a trace brings its own arrivals "
+            "and lengths)");
+      }
+    }
+    return make_trace(*trace, options, seed);
+  }
+  if (!node.has("arrival") || !node.has("lengths")) {
+    node.fail("expected either 'trace', or both 'arrival' and 'lengths'");
+  }
+  if (!options.num_requests && !options.duration) {
+    node.fail(
+        "a synthetic workload never ends on its own (expected num_requests, duration_s or "
+        "both)");
+  }
+  const ArrivalSpec arrivals = read_arrivals(node.at("arrival"));
+  LengthSpec lengths = read_lengths(node.at("lengths"));
+  return std::make_unique<SyntheticWorkload>(arrivals, std::move(lengths), options, seed);
+}
+
+WorkloadCounts workload_counts(const Workload& workload) {
+  if (const auto* t = dynamic_cast<const TraceWorkload*>(&workload)) return t->counts();
+  if (const auto* s = dynamic_cast<const SyntheticWorkload*>(&workload)) return s->counts();
+  return {};
+}
+
+}  // namespace servesim

@@ -1,0 +1,188 @@
+#include "workloads/registry.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "sim/input_error.hpp"
+#include "tests/workloads/test_support.hpp"
+
+using namespace servesim;
+using Catch::Matchers::Contains;
+using servesim::test::drain;
+using servesim::test::fixture;
+using servesim::test::make;
+
+namespace {
+
+std::string trace_yaml(const std::string& format, const std::string& file) {
+  return fmt::format("workload:\n  trace: {{format: {}, file: '{}'}}\n", format, file);
+}
+
+// The message of the InputError that building and draining `yaml`'s workload throws.
+std::string error_of(const std::string& yaml) {
+  try {
+    auto w = make(yaml);
+    drain(*w);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no InputError for:\n" << yaml);
+  return "";
+}
+
+const std::string kFixed = "{kind: fixed, prompt_tokens: 100, output_tokens: 10}";
+
+}  // namespace
+
+TEST_CASE("every arrival kind and length kind in the registry builds a working workload",
+          "[workloads][registry]") {
+  CHECK(arrival_kinds() == std::vector<std::string>{"gamma", "poisson", "static"});
+  CHECK(length_kinds() == std::vector<std::string>{"fixed", "trace", "uniform", "zipf"});
+  const std::map<std::string, std::string> arrival_extra = {{"gamma", ", cv: 2"}};
+  const std::map<std::string, std::string> lengths = {
+      {"fixed", kFixed},
+      {"trace", fmt::format("{{kind: trace, file: '{}'}}", fixture("lengths_small.csv"))},
+      {"uniform", "{kind: uniform, min_tokens: 10, max_tokens: 20, prefill_decode_ratio: 2}"},
+      {"zipf", "{kind: zipf, min_tokens: 10, max_tokens: 20, prefill_decode_ratio: 2}"},
+  };
+  for (const auto& a : arrival_kinds()) {
+    for (const auto& l : length_kinds()) {
+      INFO(a << " × " << l);
+      const auto it = arrival_extra.find(a);
+      auto w =
+          make(fmt::format("workload:\n  arrival: {{kind: {}, qps: 4{}}}\n  lengths: {}\n  "
+                           "num_requests: 50\n",
+                           a, it == arrival_extra.end() ? "" : it->second, lengths.at(l)));
+      const auto r = drain(*w);
+      REQUIRE(r.size() == 50);
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        REQUIRE(r[i].prompt_tokens >= 1);
+        REQUIRE(r[i].output_tokens >= 1);
+        if (i > 0) REQUIRE(r[i].arrival >= r[i - 1].arrival);
+      }
+    }
+  }
+  CHECK(trace_formats() == std::vector<std::string>{"azure", "measured", "vidur"});
+  for (const auto& f : trace_formats()) {
+    const std::string file = f == "vidur"   ? "vidur_small.csv"
+                             : f == "azure" ? "azure_small.csv"
+                                            : "measured_small.csv";
+    INFO(f);
+    CHECK(drain(*make(trace_yaml(f, fixture(file)))).size() >= 3);
+  }
+}
+
+TEST_CASE("a missing column names the file, line 1 and the expected columns",
+          "[workloads][bad-input]") {
+  CHECK_THAT(error_of(trace_yaml("vidur", fixture("missing_column.csv"))),
+             Contains("missing_column.csv:1: missing column 'num_decode_tokens' (expected "
+                      "columns: arrived_at, num_prefill_tokens, num_decode_tokens)"));
+  // A Vidur trace is not an Azure trace.
+  CHECK_THAT(error_of(trace_yaml("azure", fixture("vidur_small.csv"))),
+             Contains("vidur_small.csv:1: missing column 'TIMESTAMP'"));
+}
+
+TEST_CASE("an arrival earlier than the previous row is an error at its line",
+          "[workloads][bad-input]") {
+  CHECK_THAT(error_of(trace_yaml("vidur", fixture("unsorted.csv"))),
+             Contains("unsorted.csv:5: column 'arrived_at': '1.5' is earlier than the previous "
+                      "row (expected rows sorted by arrival)"));
+}
+
+TEST_CASE("a NaN timestamp is an error at its line", "[workloads][bad-input]") {
+  CHECK_THAT(error_of(trace_yaml("vidur", fixture("nan_time.csv"))),
+             Contains("nan_time.csv:3: column 'arrived_at': expected a time in seconds ≥ 0, got "
+                      "'nan'"));
+  CHECK_THAT(error_of(trace_yaml("azure", fixture("azure_bad_timestamp.csv"))),
+             Contains("azure_bad_timestamp.csv:4: column 'TIMESTAMP': expected a date-time"));
+}
+
+TEST_CASE("bad token counts and short rows are errors at their line", "[workloads][bad-input]") {
+  CHECK_THAT(error_of(trace_yaml("vidur", fixture("non_numeric_tokens.csv"))),
+             Contains("non_numeric_tokens.csv:4: column 'num_prefill_tokens': expected a whole "
+                      "token count ≥ 0, got 'abc'"));
+  CHECK_THAT(error_of(trace_yaml("vidur", fixture("negative_tokens.csv"))),
+             Contains("negative_tokens.csv:3: column 'num_decode_tokens': expected a whole token "
+                      "count ≥ 0, got '-5'"));
+  CHECK_THAT(error_of(trace_yaml("vidur", fixture("fewer_fields.csv"))),
+             Contains("fewer_fields.csv:3: 2 fields (expected 3 as in the header)"));
+}
+
+TEST_CASE("bad trace rows fail when the workload is made, before simulated time 0",
+          "[workloads][bad-input]") {
+  CHECK_THROWS_AS(make(trace_yaml("vidur", fixture("unsorted.csv"))), InputError);
+}
+
+TEST_CASE("bad config values name the key and what was expected", "[workloads][bad-input]") {
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: -2}\n  lengths: " + kFixed +
+                      "\n  num_requests: 5\n"),
+             Contains("test.yaml:2:33: workload.arrival.qps: expected a positive number"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: gamma, qps: 2, cv: 0}\n  lengths: " + kFixed +
+                      "\n  num_requests: 5\n"),
+             Contains("workload.arrival.cv: expected a positive number"));
+  CHECK_THAT(
+      error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zipf, "
+               "min_tokens: 10, max_tokens: 5, prefill_decode_ratio: 1}\n  num_requests: 5\n"),
+      Contains("workload.lengths.max_tokens: 5 is below min_tokens 10"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zipf, "
+                      "min_tokens: 1, max_tokens: 5, theta: 1, prefill_decode_ratio: 1}\n  "
+                      "num_requests: 5\n"),
+             Contains("workload.lengths.theta: expected a number in [0, 1), got 1"));
+  CHECK_THAT(error_of("workload:\n  trace: {format: vidur, file: 'x.csv', qps: 0}\n"),
+             Contains("workload.trace.qps: expected a positive number"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: " + kFixed +
+                      "\n  num_requests: 5\n  max_tokens: 1\n"),
+             Contains("workload.max_tokens: 1 is too small"));
+}
+
+TEST_CASE("unknown kinds and formats list the known values", "[workloads][bad-input]") {
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poison, qps: 2}\n  lengths: " + kFixed +
+                      "\n  num_requests: 5\n"),
+             Contains("test.yaml:2:19: workload.arrival.kind: unknown arrival kind 'poison' "
+                      "(known: gamma, poisson, static)"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zip}\n  "
+                      "num_requests: 5\n"),
+             Contains("unknown lengths kind 'zip' (known: fixed, trace, uniform, zipf)"));
+  CHECK_THAT(error_of("workload:\n  trace: {format: sharegpt, file: x.csv}\n"),
+             Contains("unknown trace format 'sharegpt' (known: azure, measured, vidur)"));
+}
+
+TEST_CASE("unknown keys are errors listing the known keys", "[workloads][bad-input]") {
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qsp: 2}\n  lengths: " + kFixed +
+                      "\n  num_requests: 5\n"),
+             Contains("unknown key 'qsp' in workload.arrival (known: kind, qps)"));
+  // cv belongs to gamma only.
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2, cv: 2}\n  lengths: " + kFixed +
+                      "\n  num_requests: 5\n"),
+             Contains("unknown key 'cv'"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: " + kFixed +
+                      "\n  num_request: 5\n"),
+             Contains("unknown key 'num_request' in workload"));
+}
+
+TEST_CASE("workloads that cannot be built say what is missing", "[workloads][bad-input]") {
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: " + kFixed + "\n"),
+             Contains("workload: a synthetic workload never ends on its own (expected "
+                      "num_requests, duration_s or both)"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  num_requests: 5\n"),
+             Contains("expected either 'trace', or both 'arrival' and 'lengths'"));
+  CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}'}}\n  arrival: "
+                                  "{{kind: poisson, qps: 2}}\n",
+                                  fixture("vidur_small.csv"))),
+             Contains("workload.arrival: cannot be combined with 'trace'"));
+  CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', qps: 2, "
+                                  "time_scale: 2}}\n",
+                                  fixture("vidur_small.csv"))),
+             Contains("give qps or time_scale, not both"));
+  CHECK_THAT(error_of("workload:\n  trace: {format: vidur, file: no_such_file.csv}\n"),
+             Contains("test.yaml:2:32: workload.trace.file: cannot open 'no_such_file.csv' "
+                      "(expected a readable CSV file)"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: trace, "
+                      "file: '" +
+                      fixture("lengths_all_failed.csv") + "'}\n  num_requests: 5\n"),
+             Contains("lengths_all_failed.csv: no usable rows"));
+  CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', qps: 2}}\n  "
+                                  "num_requests: 1\n",
+                                  fixture("vidur_small.csv"))),
+             Contains("cannot rescale to qps 2: the 1 replayed rows span 0 s"));
+}

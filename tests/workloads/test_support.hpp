@@ -1,0 +1,42 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config_node.hpp"
+#include "sim/request.hpp"
+#include "sim/workload.hpp"
+#include "workloads/registry.hpp"
+
+namespace servesim::test {
+
+// A fixture file under tests/workloads/data.
+inline std::string fixture(const std::string& name) {
+  return std::string(SERVESIM_SOURCE_DIR) + "/tests/workloads/data/" + name;
+}
+
+// A file under ../shared/data, or "" when the shared data is absent.
+inline std::string shared_file(const std::string& relative) {
+  const std::string path = std::string(SERVESIM_SHARED_DIR) + "/data/" + relative;
+  return std::filesystem::exists(path) ? path : std::string();
+}
+
+// The `workload:` node of a YAML document given as text (errors name "test.yaml").
+inline ConfigNode workload_node(const std::string& yaml) {
+  return ConfigNode::parse(yaml, "test.yaml").at("workload");
+}
+
+inline std::unique_ptr<Workload> make(const std::string& yaml, std::uint64_t seed = 1) {
+  return make_workload(workload_node(yaml), seed);
+}
+
+// Every request the workload yields (only for small workloads).
+inline std::vector<RequestSpec> drain(Workload& w) {
+  std::vector<RequestSpec> out;
+  while (auto r = w.next()) out.push_back(*r);
+  return out;
+}
+
+}  // namespace servesim::test

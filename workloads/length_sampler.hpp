@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "workloads/random_source.hpp"
+#include "workloads/trace_reader.hpp"
+
+namespace servesim {
+
+// (prompt, output) pairs drawn with replacement from a length file, loaded whole (length files
+// are small: two int32 per row). Rows flagged has_error are left out; zeros are raised to 1.
+struct TraceLengths {
+  std::string file;
+  std::vector<std::int32_t> prompt;
+  std::vector<std::int32_t> output;
+  TraceCounts counts;  // of the file's rows
+};
+// Total length from Vidur's Zipf generator over [min_tokens, max_tokens], split by
+// prefill_decode_ratio (P:D): output = ⌊total/(1+r)⌋, prompt = ⌊total − total/(1+r)⌋.
+struct ZipfLengths {
+  std::int32_t min_tokens = 1;
+  std::int32_t max_tokens = 1;
+  double theta = 0.6;
+  double prefill_decode_ratio = 1;
+};
+// Total uniform over the integers [min_tokens, max_tokens], split as Vidur's uniform generator:
+// output = ⌈total/(1+r)⌉, prompt = total − output.
+struct UniformLengths {
+  std::int32_t min_tokens = 1;
+  std::int32_t max_tokens = 1;
+  double prefill_decode_ratio = 1;
+};
+struct FixedLengths {
+  std::int32_t prompt_tokens = 1;
+  std::int32_t output_tokens = 1;
+};
+using LengthSpec = std::variant<TraceLengths, ZipfLengths, UniformLengths, FixedLengths>;
+
+// Loads a length pool from a file (see TraceReader::lengths_only). Throws InputError for a bad
+// row or a file without usable rows.
+TraceLengths load_trace_lengths(const std::string& path);
+
+// Draws request lengths; both are ≥ 1. Deterministic for a seed on any standard library.
+// State is O(1) apart from a trace pool, which is fixed in size. Not thread-safe.
+class LengthSampler {
+ public:
+  LengthSampler(LengthSpec spec, std::uint64_t seed);
+
+  // (prompt tokens, output tokens).
+  std::pair<std::int32_t, std::int32_t> next();
+  std::string_view kind() const;
+  const LengthSpec& spec() const { return spec_; }
+
+ private:
+  std::int32_t zipf_total(const ZipfLengths& z);
+
+  LengthSpec spec_;
+  RandomSource rng_;
+  // Vidur's Zipf constants, computed once.
+  double zipf_zetan_ = 0;
+  double zipf_eta_ = 0;
+  double zipf_alpha_ = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,36 @@
+#include "workloads/request_shaper.hpp"
+
+#include <algorithm>
+
+namespace servesim {
+
+RequestShaper::RequestShaper(const WorkloadOptions& options, std::uint64_t seed)
+    : options_(options), prefix_rng_(substream_seed(seed, 3)) {}
+
+bool RequestShaper::accepts(SimTime relative) const {
+  if (options_.num_requests && counts_.yielded >= *options_.num_requests) return false;
+  if (options_.duration && relative >= *options_.duration) return false;
+  return true;
+}
+
+RequestSpec RequestShaper::shape(SimTime relative, std::int32_t prompt, std::int32_t output) {
+  RequestSpec spec;
+  spec.arrival = options_.start + relative;
+  spec.prompt_tokens = prompt;
+  spec.output_tokens = output;
+  if (options_.max_tokens > 0) {
+    const std::int32_t m = options_.max_tokens;
+    const bool clipped = prompt > m - 1 || std::int64_t{prompt} + output > m;
+    spec.prompt_tokens = std::min(prompt, m - 1);
+    spec.output_tokens = std::min(output, m - spec.prompt_tokens);
+    if (clipped) ++counts_.clipped_to_max_tokens;
+  }
+  if (options_.prefix_groups > 0) {
+    spec.prefix_group = prefix_rng_.uniform_int(0, options_.prefix_groups - 1);
+    spec.prefix_tokens = std::min(options_.prefix_tokens, spec.prompt_tokens);
+  }
+  ++counts_.yielded;
+  return spec;
+}
+
+}  // namespace servesim

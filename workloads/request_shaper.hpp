@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+
+#include "sim/request.hpp"
+#include "workloads/random_source.hpp"
+#include "workloads/workload_options.hpp"
+
+namespace servesim {
+
+// Turns a raw (arrival, prompt, output) into the RequestSpec a workload yields, applying the
+// shared options in a fixed order: the end conditions, the start offset, max_tokens clipping,
+// then the shared-prefix group. Keeps the counts. Holds O(1) state. Not thread-safe.
+//
+// Clipping (max_tokens = M > 0): prompt = min(prompt, M - 1), then
+// output = min(output, M - prompt), so prompt + output ≤ M and both stay ≥ 1.
+// Prefix groups: each request draws a group uniformly from [0, prefix_groups) (own seed stream);
+// its prefix is min(prefix_tokens, prompt) tokens.
+class RequestShaper {
+ public:
+  RequestShaper(const WorkloadOptions& options, std::uint64_t seed);
+
+  // True when a request arriving `relative` ns after the start may still be yielded.
+  bool accepts(SimTime relative) const;
+  // The request to yield; counts it.
+  RequestSpec shape(SimTime relative, std::int32_t prompt, std::int32_t output);
+
+  const WorkloadOptions& options() const { return options_; }
+  WorkloadCounts& counts() { return counts_; }
+  const WorkloadCounts& counts() const { return counts_; }
+
+ private:
+  WorkloadOptions options_;
+  RandomSource prefix_rng_;
+  WorkloadCounts counts_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,126 @@
+#include "workloads/trace_reader.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/input_error.hpp"
+#include "workloads/csv_fields.hpp"
+
+namespace servesim {
+namespace {
+
+constexpr std::string_view kVidurColumns = "arrived_at, num_prefill_tokens, num_decode_tokens";
+constexpr std::string_view kAzureColumns = "TIMESTAMP, ContextTokens, GeneratedTokens";
+constexpr std::string_view kMeasuredColumns =
+    "arrival_time_s, input_tokens, output_tokens (has_error optional)";
+
+}  // namespace
+
+std::string_view trace_format_name(TraceFormat format) {
+  switch (format) {
+    case TraceFormat::kVidur:
+      return "vidur";
+    case TraceFormat::kAzure:
+      return "azure";
+    case TraceFormat::kMeasured:
+      return "measured";
+  }
+  return "?";
+}
+
+std::vector<std::string> trace_format_names() { return {"azure", "measured", "vidur"}; }
+
+std::optional<TraceFormat> trace_format_from_name(std::string_view name) {
+  for (const auto f : {TraceFormat::kVidur, TraceFormat::kAzure, TraceFormat::kMeasured}) {
+    if (trace_format_name(f) == name) return f;
+  }
+  return std::nullopt;
+}
+
+TraceReader::TraceReader(std::string path, TraceFormat format) : csv_(std::move(path)) {
+  switch (format) {
+    case TraceFormat::kVidur:
+      time_kind_ = TimeKind::kSeconds;
+      time_col_ = csv_.column("arrived_at", kVidurColumns);
+      prompt_col_ = csv_.column("num_prefill_tokens", kVidurColumns);
+      output_col_ = csv_.column("num_decode_tokens", kVidurColumns);
+      break;
+    case TraceFormat::kAzure:
+      time_kind_ = TimeKind::kDateTime;
+      time_col_ = csv_.column("TIMESTAMP", kAzureColumns);
+      prompt_col_ = csv_.column("ContextTokens", kAzureColumns);
+      output_col_ = csv_.column("GeneratedTokens", kAzureColumns);
+      break;
+    case TraceFormat::kMeasured:
+      time_kind_ = TimeKind::kSeconds;
+      time_col_ = csv_.column("arrival_time_s", kMeasuredColumns);
+      prompt_col_ = csv_.column("input_tokens", kMeasuredColumns);
+      output_col_ = csv_.column("output_tokens", kMeasuredColumns);
+      if (csv_.has_column("has_error")) error_col_ = csv_.column("has_error", kMeasuredColumns);
+      break;
+  }
+}
+
+TraceReader TraceReader::lengths_only(std::string path) {
+  TraceReader r{CsvReader(std::move(path))};
+  const std::pair<std::string_view, std::string_view> kPairs[] = {
+      {"num_prefill_tokens", "num_decode_tokens"},
+      {"ContextTokens", "GeneratedTokens"},
+      {"input_tokens", "output_tokens"},
+  };
+  for (const auto& [prompt, output] : kPairs) {
+    if (r.csv_.has_column(prompt) && r.csv_.has_column(output)) {
+      r.prompt_col_ = r.csv_.column(prompt, "");
+      r.output_col_ = r.csv_.column(output, "");
+      if (r.csv_.has_column("has_error")) r.error_col_ = r.csv_.column("has_error", "");
+      return r;
+    }
+  }
+  throw_input_error(r.path(), 1, 0,
+                    "no length columns (expected columns: num_prefill_tokens, num_decode_tokens; "
+                    "or ContextTokens, GeneratedTokens; or input_tokens, output_tokens)");
+}
+
+std::int32_t TraceReader::tokens(std::size_t column, bool& zero) {
+  const auto v = parse_token_count(csv_.field(column));
+  if (!v) csv_.fail_field(column, "a whole token count ≥ 0");
+  zero = *v == 0;
+  return zero ? 1 : *v;
+}
+
+bool TraceReader::next(TraceRow& row) {
+  if (!csv_.next_row()) return false;
+  row.arrival = 0;
+  if (time_kind_ == TimeKind::kSeconds) {
+    const auto t = parse_seconds_ns(csv_.field(time_col_));
+    if (!t) csv_.fail_field(time_col_, "a time in seconds ≥ 0");
+    row.arrival = *t;
+  } else if (time_kind_ == TimeKind::kDateTime) {
+    const auto t = parse_datetime_ns(csv_.field(time_col_));
+    if (!t) csv_.fail_field(time_col_, "a date-time 'YYYY-MM-DD HH:MM:SS.fffffff'");
+    if (!origin_) origin_ = *t;
+    row.arrival = *t - *origin_;
+  }
+  if (time_kind_ != TimeKind::kNone) {
+    if (counts_.rows > 0 && row.arrival < previous_) {
+      csv_.fail_row(fmt::format(
+          "column '{}': '{}' is earlier than the previous row (expected rows sorted by arrival)",
+          csv_.header()[time_col_], csv_.field(time_col_)));
+    }
+    previous_ = row.arrival;
+  }
+  row.prompt_tokens = tokens(prompt_col_, row.zero_prompt);
+  row.output_tokens = tokens(output_col_, row.zero_output);
+  if (row.zero_prompt) ++counts_.zero_prompt_rows;
+  if (row.zero_output) ++counts_.zero_output_rows;
+  row.error = false;
+  if (error_col_ != kNoColumn) {
+    const auto e = parse_flag(csv_.field(error_col_));
+    if (!e) csv_.fail_field(error_col_, "0 or 1");
+    row.error = *e;
+    if (row.error) ++counts_.error_rows;
+  }
+  ++counts_.rows;
+  return true;
+}
+
+}  // namespace servesim

@@ -1,0 +1,80 @@
+#include "workloads/trace_workload.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/input_error.hpp"
+
+namespace servesim {
+namespace {
+
+__extension__ using Int128 = __int128;
+
+}  // namespace
+
+TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceRescale rescale,
+                             const WorkloadOptions& options, std::uint64_t seed)
+    : reader_(path, format), shaper_(options, seed) {
+  // Validating pass: every row that can be replayed, and the span of their arrivals.
+  TraceReader check(path, format);
+  TraceRow row;
+  SimTime first = 0;
+  SimTime last = 0;
+  while ((!options.num_requests || rows_ < *options.num_requests) && check.next(row)) {
+    if (rows_ == 0) first = row.arrival;
+    last = row.arrival;
+    ++rows_;
+  }
+  const SimTime span = last - first;
+  if (rows_ >= 2 && span > 0) {
+    file_qps_ = static_cast<double>(rows_ - 1) / sim_to_s(span);
+  }
+  switch (rescale.kind) {
+    case TraceRescale::Kind::kNone:
+      break;
+    case TraceRescale::Kind::kTimeScale:
+      scale_num_ = std::llround(rescale.value * 1e9);
+      scale_den_ = 1'000'000'000;
+      if (scale_num_ <= 0) {
+        throw InputError(
+            fmt::format("{}: time_scale {} is too small (expected ≥ 1e-9)", path, rescale.value));
+      }
+      break;
+    case TraceRescale::Kind::kQps:
+      if (file_qps_ <= 0) {
+        throw InputError(fmt::format(
+            "{}: cannot rescale to qps {}: the {} replayed rows span {} s (expected at least 2 "
+            "rows with different arrival times)",
+            path, rescale.value, rows_, sim_to_s(span)));
+      }
+      scale_num_ = std::llround(static_cast<double>(rows_ - 1) / rescale.value * 1e9);
+      scale_den_ = span;
+      if (scale_num_ <= 0) {
+        throw InputError(fmt::format("{}: qps {} is too high for this trace", path, rescale.value));
+      }
+      break;
+  }
+}
+
+SimTime TraceWorkload::rescaled(SimTime t) const {
+  if (scale_num_ == scale_den_) return t;
+  const Int128 scaled = (Int128{t} * scale_num_ + scale_den_ / 2) / scale_den_;
+  return static_cast<SimTime>(scaled);
+}
+
+std::optional<RequestSpec> TraceWorkload::next() {
+  if (done_) return std::nullopt;
+  TraceRow row;
+  if (!shaper_.accepts(0) || !reader_.next(row) || !shaper_.accepts(rescaled(row.arrival))) {
+    done_ = true;
+    return std::nullopt;
+  }
+  WorkloadCounts& c = shaper_.counts();
+  if (row.zero_prompt) ++c.zero_prompt_rows;
+  if (row.zero_output) ++c.zero_output_rows;
+  if (row.error) ++c.error_rows;
+  return shaper_.shape(rescaled(row.arrival), row.prompt_tokens, row.output_tokens);
+}
+
+}  // namespace servesim
