@@ -7,10 +7,12 @@ namespace servesim {
 RequestShaper::RequestShaper(const WorkloadOptions& options, std::uint64_t seed)
     : options_(options), prefix_rng_(substream_seed(seed, 3)) {}
 
-bool RequestShaper::accepts(SimTime relative) const {
-  if (options_.num_requests && counts_.yielded >= *options_.num_requests) return false;
-  if (options_.duration && relative >= *options_.duration) return false;
-  return true;
+bool RequestShaper::has_room() const {
+  return !options_.num_requests || counts_.yielded < *options_.num_requests;
+}
+
+bool RequestShaper::before_end(SimTime relative) const {
+  return !options_.duration || relative < *options_.duration;
 }
 
 RequestSpec RequestShaper::shape(SimTime relative, std::int32_t prompt, std::int32_t output) {

@@ -20,8 +20,10 @@ class RequestShaper {
  public:
   RequestShaper(const WorkloadOptions& options, std::uint64_t seed);
 
-  // True when a request arriving `relative` ns after the start may still be yielded.
-  bool accepts(SimTime relative) const;
+  // False once num_requests requests have been yielded.
+  bool has_room() const;
+  // True when a request arriving `relative` ns after the start is before the end (duration_s).
+  bool before_end(SimTime relative) const;
   // The request to yield; counts it.
   RequestSpec shape(SimTime relative, std::int32_t prompt, std::int32_t output);
 

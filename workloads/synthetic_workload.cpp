@@ -10,8 +10,12 @@ SyntheticWorkload::SyntheticWorkload(const ArrivalSpec& arrivals, LengthSpec len
 
 std::optional<RequestSpec> SyntheticWorkload::next() {
   if (done_) return std::nullopt;
+  if (!shaper_.has_room()) {
+    done_ = true;
+    return std::nullopt;
+  }
   const SimTime t = arrivals_.next();
-  if (!shaper_.accepts(t)) {
+  if (!shaper_.before_end(t)) {
     done_ = true;
     return std::nullopt;
   }

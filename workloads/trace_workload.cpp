@@ -66,7 +66,7 @@ SimTime TraceWorkload::rescaled(SimTime t) const {
 std::optional<RequestSpec> TraceWorkload::next() {
   if (done_) return std::nullopt;
   TraceRow row;
-  if (!shaper_.accepts(0) || !reader_.next(row) || !shaper_.accepts(rescaled(row.arrival))) {
+  if (!shaper_.has_room() || !reader_.next(row) || !shaper_.before_end(rescaled(row.arrival))) {
     done_ = true;
     return std::nullopt;
   }
