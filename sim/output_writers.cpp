@@ -1,1 +1,122 @@
-// placeholder
+#include "sim/output_writers.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "sim/input_error.hpp"
+
+namespace servesim {
+namespace fs = std::filesystem;
+
+RequestRecord make_request_record(const Request& r, bool rejected) {
+  return RequestRecord{r.id,
+                       r.spec.arrival,
+                       r.first_scheduled,
+                       r.first_token,
+                       r.finished,
+                       r.spec.prompt_tokens,
+                       r.spec.output_tokens,
+                       r.cached_prefix,
+                       r.preemptions,
+                       rejected ? -1 : r.replica,
+                       rejected ? 1 : 0};
+}
+
+OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config, const Fleet& fleet)
+    : dir_(dir), config_(config) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_)) {
+    throw InputError(fmt::format("{}: cannot create output folder ({})", dir_, ec.message()));
+  }
+  csv_ = config_.csv != "false";
+  const auto path = [&](const char* file) { return (fs::path(dir_) / file).string(); };
+  if (config_.requests) {
+    requests_h5_ = std::make_unique<Hdf5RecordWriter<RequestRecord>>(
+        path("requests.h5"), "requests", request_record_fields());
+    if (csv_) {
+      requests_csv_ = std::make_unique<CsvRecordWriter<RequestRecord>>(path("requests.csv"),
+                                                                       request_record_fields());
+    }
+  }
+  if (config_.steps) {
+    steps_h5_ = std::make_unique<Hdf5RecordWriter<StepRecord>>(path("steps.h5"), "steps",
+                                                               step_record_fields());
+    if (csv_) {
+      steps_csv_ =
+          std::make_unique<CsvRecordWriter<StepRecord>>(path("steps.csv"), step_record_fields());
+    }
+  }
+  if (config_.trace) {
+    trace_ = std::make_unique<ChromeTraceWriter>(path("trace.json"), config_.trace_max_steps);
+    for (const auto& r : fleet) {
+      trace_->add_replica(r->id, fmt::format("replica {} ({}, {}, tp{})", r->id, r->spec.gpu->name,
+                                             r->spec.model->name, r->spec.tp));
+    }
+  }
+}
+
+OutputWriters::~OutputWriters() = default;
+
+void OutputWriters::on_step(const StepRecord& step, const BatchShape& /*shape*/,
+                            const StepCost& /*cost*/) {
+  if (steps_h5_) steps_h5_->append(step);
+  if (steps_csv_) steps_csv_->append(step);
+  if (trace_) trace_->add_step(step);
+}
+
+void OutputWriters::on_request_done(const Request& request, bool rejected) {
+  const RequestRecord rec = make_request_record(request, rejected);
+  ++requests_;
+  if (requests_h5_) requests_h5_->append(rec);
+  if (requests_csv_) requests_csv_->append(rec);
+  if (csv_ && config_.csv == "auto" && requests_ > config_.csv_max_requests) {
+    // Too large for CSV: stop writing it; the files are removed at close.
+    requests_csv_.reset();
+    steps_csv_.reset();
+    csv_ = false;
+    csv_dropped_ = true;
+  }
+}
+
+nlohmann::json OutputWriters::close() {
+  nlohmann::json files = nlohmann::json::array();
+  nlohmann::json notes = nlohmann::json::array();
+  if (requests_h5_) {
+    requests_h5_->close();
+    files.push_back("requests.h5");
+  }
+  if (steps_h5_) {
+    steps_h5_->close();
+    files.push_back("steps.h5");
+  }
+  if (requests_csv_) {
+    requests_csv_->close();
+    files.push_back("requests.csv");
+  }
+  if (steps_csv_) {
+    steps_csv_->close();
+    files.push_back("steps.csv");
+  }
+  if (csv_dropped_) {
+    std::error_code ec;
+    fs::remove(fs::path(dir_) / "requests.csv", ec);
+    fs::remove(fs::path(dir_) / "steps.csv", ec);
+    notes.push_back(fmt::format("CSV not written: more than {} requests (output.csv_max_requests)",
+                                config_.csv_max_requests));
+  }
+  if (trace_) {
+    trace_->close();
+    files.push_back("trace.json");
+    if (trace_->steps_omitted() > 0) {
+      notes.push_back(
+          fmt::format("trace.json holds the first {} of {} steps (output.trace_max_steps)",
+                      trace_->steps_written(), trace_->steps()));
+    }
+  }
+  files.push_back("summary.json");
+  return nlohmann::json{{"files", files}, {"notes", notes}};
+}
+
+}  // namespace servesim

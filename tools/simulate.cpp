@@ -1,1 +1,42 @@
-int main() { return 0; }
+// simulate CONFIG [--set key.path=value]... [--out DIR] [--seed N] [--quiet]
+// Runs one simulation and prints its summary table; writes summary.json, requests.h5, steps.h5,
+// trace.json (and CSV for small runs) into the output folder.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include "tools/tool_common.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"servesim: simulate one LLM serving run (see README for the config format)"};
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string out_dir;
+  std::optional<std::uint64_t> seed;
+  bool quiet = false;
+  bool no_outputs = false;
+  app.add_option("config", config, "Run configuration (YAML)")->required();
+  app.add_option("--set", overrides, "Override a config key: key.path=value (repeatable)");
+  app.add_option("--out", out_dir, "Output folder (default: output.dir or out/<name>)");
+  app.add_option("--seed", seed, "Seed (overrides the config's seed)");
+  app.add_flag("--quiet,-q", quiet, "Print nothing but errors");
+  app.add_flag("--no-outputs", no_outputs, "Write no files (summary table only)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return servesim::guarded_main([&] {
+    const auto cfg = servesim::load_run_config(config, overrides, seed);
+    auto run = servesim::build_run(cfg);
+    servesim::RunOptions options;
+    options.out_dir = out_dir;
+    options.write_outputs = !no_outputs;
+    options.progress = !quiet && isatty(STDERR_FILENO);
+    const auto summary = servesim::execute_run(run, options);
+    if (!quiet) std::cout << servesim::format_summary_table(summary);
+    return 0;
+  });
+}

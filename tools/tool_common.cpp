@@ -1,1 +1,203 @@
-// placeholder
+#include "tools/tool_common.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "costmodels/registry.hpp"
+#include "schedulers/registry.hpp"
+#include "sim/input_error.hpp"
+#include "sim/memory_planner.hpp"
+#include "sim/metrics.hpp"
+#include "sim/output_writers.hpp"
+#include "workloads/registry.hpp"
+
+namespace servesim {
+namespace fs = std::filesystem;
+
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
+                          std::optional<std::uint64_t> seed) {
+  ConfigNode root = ConfigNode::load_file(path);
+  for (const auto& o : overrides) root.apply_override(o);
+  return RunConfig::parse(root, seed);
+}
+
+namespace {
+
+// splitmix64: independent streams for the parts of a run from one seed.
+std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+BuiltRun build_run(const RunConfig& config) {
+  BuiltRun run;
+  run.config = config;
+  std::vector<std::string> dirs = config.catalog_dirs;
+  for (const auto& d : Catalog::default_dirs()) dirs.push_back(d);
+  run.catalog = std::make_unique<Catalog>(dirs);
+  const SchedulerOptions base_options = parse_scheduler_options(config.scheduler);
+  ReplicaId next_id = 0;
+  for (const auto& g : config.replicas) {
+    ReplicaSpec spec;
+    spec.gpu = &run.catalog->gpu(g.gpu, g.node.at("gpu"));
+    spec.model = &run.catalog->model(
+        g.model, g.node.has("model") ? g.node.at("model") : config.root.at("model"));
+    spec.tp = g.tp;
+    spec.pp = g.pp;
+    spec.weights = g.weights;
+    spec.cuda_graphs = g.cuda_graphs;
+    spec.power_cap_w = g.power_cap_w;
+    spec.topology = g.topology;
+    if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {
+      g.node.at("precision").fail(fmt::format("GPU '{}' has no FP8 tensor cores", spec.gpu->name));
+    }
+    if (spec.model->num_heads % spec.tp != 0) {
+      g.node.at("tp").fail(fmt::format("tp = {} does not divide the {} attention heads of {}",
+                                       spec.tp, spec.model->num_heads, spec.model->name));
+    }
+    SchedulerOptions options = base_options;
+    if (options.max_model_len <= 0) options.max_model_len = spec.model->max_position_embeddings;
+    const bool chunked =
+        config.scheduler.get_string("kind") == "sarathi" || options.enable_chunked_prefill;
+    if (!chunked && options.max_num_batched_tokens > 0 &&
+        options.max_num_batched_tokens < options.max_model_len &&
+        !config.scheduler.has("max_model_len")) {
+      // Without chunking a prompt must fit one iteration: cap the model length at the budget.
+      options.max_model_len = options.max_num_batched_tokens;
+    }
+    if (!chunked && options.max_num_batched_tokens > 0 &&
+        options.max_num_batched_tokens < options.max_model_len) {
+      config.scheduler.fail(fmt::format(
+          "max_num_batched_tokens ({}) must be ≥ max_model_len ({}) without chunked prefill",
+          options.max_num_batched_tokens, options.max_model_len));
+    }
+    std::int64_t blocks = options.num_gpu_blocks;
+    if (blocks <= 0) {
+      const std::int32_t budget =
+          options.max_num_batched_tokens > 0 ? options.max_num_batched_tokens : 2048;
+      const MemoryPlan plan = plan_kv_memory(spec, options.gpu_memory_utilization,
+                                             options.block_size, budget, options.max_num_seqs);
+      if (plan.num_blocks <= 0) {
+        g.node.fail(fmt::format(
+            "{} does not fit on {} × {} (tp {}, pp {}): weights need {:.1f} GB per GPU of {:.1f} "
+            "GB × utilization {}",
+            spec.model->name, g.tp * g.pp, spec.gpu->name, g.tp, g.pp, plan.weight_bytes / 1e9,
+            plan.gpu_bytes / 1e9, options.gpu_memory_utilization));
+      }
+      blocks = plan.num_blocks;
+    }
+    for (int i = 0; i < g.count; ++i) {
+      auto scheduler = make_replica_scheduler(config.scheduler, options);
+      run.fleet.push_back(std::make_unique<Replica>(
+          next_id++, spec, std::move(scheduler),
+          KvCache(blocks, options.block_size, options.watermark), options.max_model_len));
+    }
+  }
+  run.router = make_router(config.router, derive_seed(config.seed, 1));
+  run.cost_model = make_cost_model(config.cost_model);
+  run.workload = make_workload(config.workload, derive_seed(config.seed, 0));
+  return run;
+}
+
+nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
+  MetricsCollector metrics(run.config.slo);
+  std::vector<RunObserver*> observers{&metrics};
+  std::unique_ptr<OutputWriters> writers;
+  std::string dir = options.out_dir;
+  if (dir.empty()) dir = run.config.output.dir;
+  if (dir.empty()) dir = (fs::path("out") / run.config.name).string();
+  if (options.write_outputs) {
+    writers = std::make_unique<OutputWriters>(dir, run.config.output, run.fleet);
+    observers.push_back(writers.get());
+  }
+  Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
+  const auto wall_start = std::chrono::steady_clock::now();
+  if (options.progress) {
+    engine.set_progress([wall_start](const EngineTotals& t, SimTime now) {
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      std::cerr << fmt::format("\r  {:>10} requests done  sim {:>10.1f} s  wall {:>6.1f} s",
+                               t.finished + t.rejected, sim_to_s(now), wall)
+                << std::flush;
+    });
+  }
+  const EngineTotals totals = engine.run();
+  if (options.progress) std::cerr << "\n";
+  nlohmann::json summary;
+  summary["name"] = run.config.name;
+  summary["seed"] = run.config.seed;
+  summary["cost_model"] = std::string(run.cost_model->name());
+  summary["workload"] = std::string(run.workload->name());
+  const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet);
+  for (const auto& [k, v] : metrics_summary.items()) summary[k] = v;
+  if (writers) {
+    summary["outputs"] = writers->close();
+    std::ofstream out(fs::path(dir) / "summary.json");
+    out << summary.dump(2) << "\n";
+    if (!out) throw InputError(fmt::format("{}: cannot write summary.json", dir));
+    summary["outputs"]["dir"] = dir;
+  }
+  return summary;
+}
+
+std::string format_summary_table(const nlohmann::json& s) {
+  std::string out;
+  const auto& req = s["requests"];
+  out += fmt::format("{} — cost model {}, workload {}, seed {}\n", s["name"].get<std::string>(),
+                     s["cost_model"].get<std::string>(), s["workload"].get<std::string>(),
+                     s["seed"].get<std::uint64_t>());
+  out += fmt::format("requests   arrived {}  finished {}  rejected {}  preemptions {}\n",
+                     req["arrived"].get<std::int64_t>(), req["finished"].get<std::int64_t>(),
+                     req["rejected"].get<std::int64_t>(), req["preemptions"].get<std::int64_t>());
+  out += fmt::format("makespan   {:.2f} s   throughput {:.2f} req/s  {:.1f} output tok/s\n",
+                     s["makespan_s"].get<double>(), s["throughput"]["requests_per_s"].get<double>(),
+                     s["throughput"]["output_tokens_per_s"].get<double>());
+  out += fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50", "p90",
+                     "p99", "max");
+  for (const char* k : {"ttft", "tbt", "tpot", "e2e", "scheduling_delay"}) {
+    const auto& m = s["latency_ms"][k];
+    out += fmt::format("{:<18}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}\n", k,
+                       m["mean"].get<double>(), m["p50"].get<double>(), m["p90"].get<double>(),
+                       m["p99"].get<double>(), m["max"].get<double>());
+  }
+  if (!s["slo"].is_null()) {
+    out += fmt::format("SLO        attainment {:.2f}%   goodput {:.2f} req/s\n",
+                       100.0 * s["slo"]["attainment"].get<double>(),
+                       s["slo"]["goodput_requests_per_s"].get<double>());
+  }
+  for (const auto& r : s["replicas"]) {
+    out +=
+        fmt::format("replica {:<3} {:<10} tp{} {:<8} kv {:>7} blocks  steps {:>8}  busy {:.1f}%\n",
+                    r["id"].get<int>(), r["gpu"].get<std::string>(), r["tp"].get<int>(),
+                    r["scheduler"].get<std::string>(), r["kv_blocks"].get<std::int64_t>(),
+                    r["steps"].get<std::int64_t>(), 100.0 * r["busy_fraction"].get<double>());
+  }
+  if (s.contains("outputs")) {
+    out += fmt::format("outputs    {}/\n", s["outputs"]["dir"].get<std::string>());
+    for (const auto& n : s["outputs"]["notes"]) out += "note       " + n.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+int guarded_main(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 3;
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/chrome_trace_writer.hpp"
+#include "sim/hdf5_record_writer.hpp"
+#include "sim/replica.hpp"
+#include "sim/run_config.hpp"
+#include "sim/run_observer.hpp"
+
+namespace servesim {
+
+// Streams a run's per-request and per-step records into `dir`: requests.h5, steps.h5 (HDF5
+// compound datasets), requests.csv/steps.csv for small runs, and trace.json (Chrome/Perfetto).
+// Memory stays flat in the run length. With csv "auto", CSV files are written while the run has
+// at most csv_max_requests requests and removed (noted in the summary) when it grows past that.
+class OutputWriters : public RunObserver {
+ public:
+  OutputWriters(const std::string& dir, const OutputConfig& config, const Fleet& fleet);
+  ~OutputWriters() override;
+
+  void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
+  void on_request_done(const Request& request, bool rejected) override;
+
+  // Flushes and closes every file; returns {"files": [...], notes} for summary.json.
+  nlohmann::json close();
+
+ private:
+  std::string dir_;
+  OutputConfig config_;
+  bool csv_ = false;
+  bool csv_dropped_ = false;
+  std::int64_t requests_ = 0;
+  std::unique_ptr<Hdf5RecordWriter<RequestRecord>> requests_h5_;
+  std::unique_ptr<Hdf5RecordWriter<StepRecord>> steps_h5_;
+  std::unique_ptr<CsvRecordWriter<RequestRecord>> requests_csv_;
+  std::unique_ptr<CsvRecordWriter<StepRecord>> steps_csv_;
+  std::unique_ptr<ChromeTraceWriter> trace_;
+};
+
+// The record of one finished or rejected request.
+RequestRecord make_request_record(const Request& r, bool rejected);
+
+}  // namespace servesim

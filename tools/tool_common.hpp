@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/catalog.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/engine.hpp"
+#include "sim/replica.hpp"
+#include "sim/router.hpp"
+#include "sim/run_config.hpp"
+#include "sim/workload.hpp"
+
+namespace servesim {
+
+// Everything one run needs, built and validated from a RunConfig before simulated time 0.
+struct BuiltRun {
+  RunConfig config;
+  std::unique_ptr<Catalog> catalog;  // owns the specs the fleet points at
+  Fleet fleet;
+  std::unique_ptr<Router> router;
+  std::unique_ptr<CostModel> cost_model;
+  std::unique_ptr<Workload> workload;
+};
+
+// Loads a config file, applies --set overrides and the seed override, validates everything.
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
+                          std::optional<std::uint64_t> seed);
+BuiltRun build_run(const RunConfig& config);
+
+struct RunOptions {
+  std::string out_dir;        // "" = the config's output.dir or out/<name>
+  bool write_outputs = true;  // false: summary only, in memory (sweeps, tests)
+  bool progress = false;      // progress line on stderr
+};
+
+// Runs a built run to the end. Returns summary.json's document (also written when outputs are).
+nlohmann::json execute_run(BuiltRun& run, const RunOptions& options);
+
+// Human-readable summary table.
+std::string format_summary_table(const nlohmann::json& summary);
+
+// Runs `body` as a tool's main: InputError → message on stderr, exit 1; other exceptions →
+// "internal error", exit 3.
+int guarded_main(const std::function<int()>& body);
+
+}  // namespace servesim
