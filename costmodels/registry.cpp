@@ -4,6 +4,7 @@
 #include <functional>
 #include <string_view>
 
+#include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/fixed/fixed_cost_model.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
 
@@ -18,6 +19,10 @@ struct Entry {
 // The explicit table of cost models (no static self-registration). Keep sorted by kind.
 const std::vector<Entry>& table() {
   static const std::vector<Entry> entries = {
+      {"analytical",
+       [](const ConfigNode& n) {
+         return std::make_unique<AnalyticalCostModel>(AnalyticalCostModel::parse(n));
+       }},
       {"fixed",
        [](const ConfigNode& n) {
          return std::make_unique<FixedCostModel>(FixedCostModel::parse(n));

@@ -1,1 +1,72 @@
-int main() { return 0; }
+// costmodel: validate, ablate, fit and query the analytical step-cost model.
+//   costmodel validate --profiles DIR --gpu GPU [--model M] [--json]
+//   costmodel ablate   --profiles DIR --gpu GPU [--model M] [--json]
+//   costmodel fit      --profiles DIR --gpu GPU [--network DIR] [--write FILE]
+//   costmodel network  --profiles DIR --gpu GPU
+//   costmodel predict  --gpu GPU --model M [--tp N] --tokens N [--decodes N --context N]
+// Exit codes: 0 ok, 1 bad input, 2 usage.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "costmodels/analytical/costmodel_commands.hpp"
+#include "sim/input_error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"servesim cost-model tools: accuracy against Vidur profiles, ablation, fitting"};
+  app.require_subcommand(1);
+  servesim::CostmodelArgs args;
+
+  auto add_common = [&args](CLI::App* sub, bool need_profiles) {
+    auto* p = sub->add_option("--profiles", args.profiles,
+                              "Vidur profiling folder (…/profiling/compute or its GPU subfolder)");
+    if (need_profiles) p->required();
+    sub->add_option("--gpu", args.gpu, "GPU name in the catalog (e.g. a100, h100)")->required();
+    sub->add_option("--model", args.model, "only this model id (org/name)");
+    sub->add_flag("--json", args.json, "machine-readable output");
+    sub->add_option("--hardware", args.hardware_file,
+                    "hardware YAML to read constants from instead of the catalog's");
+  };
+  auto* validate = app.add_subcommand("validate", "per-op and MLP-block MAPE against mlp.csv");
+  add_common(validate, true);
+  validate->add_flag("--per-tp", args.per_tp, "also print every TP degree");
+  auto* ablate = app.add_subcommand("ablate", "additive ladder: MLP-block MAPE as terms turn on");
+  add_common(ablate, true);
+  auto* fit = app.add_subcommand("fit", "least-squares fit of the home-profile constants");
+  add_common(fit, true);
+  fit->add_option("--network", args.network, "Vidur network profile folder for this GPU");
+  fit->add_option("--write", args.write_file, "write the fitted constants into this YAML file");
+  auto* network = app.add_subcommand("network", "all-reduce MAPE against all_reduce.csv");
+  add_common(network, true);
+  auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
+  add_common(predict, false);
+  predict->add_option("--tp", args.tp, "tensor-parallel degree")->check(CLI::PositiveNumber);
+  predict->add_option("--pp", args.pp, "pipeline-parallel degree")->check(CLI::PositiveNumber);
+  predict->add_option("--tokens", args.prefill_tokens, "prefill tokens (one chunk)");
+  predict->add_option("--context", args.context, "context before the chunk / per decode");
+  predict->add_option("--decodes", args.decodes, "decode requests in the batch");
+  predict->add_flag("--eager", args.eager, "no CUDA graphs");
+  predict->add_option("--cost-model", args.cost_model_yaml,
+                      "cost model section as YAML (default: kind: analytical)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    std::string out;
+    if (*validate) out = servesim::run_validate(args);
+    if (*ablate) out = servesim::run_ablate(args);
+    if (*fit) out = servesim::run_fit(args);
+    if (*network) out = servesim::run_network(args);
+    if (*predict) out = servesim::run_predict(args);
+    std::cout << out;
+  } catch (const servesim::InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

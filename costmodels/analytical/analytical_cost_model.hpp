@@ -1,0 +1,58 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "costmodels/analytical/analytical_terms.hpp"
+#include "costmodels/analytical/layer_pricer.hpp"
+#include "sim/config_node.hpp"
+#include "sim/cost_model.hpp"
+
+namespace servesim {
+
+// The parameter-only step-time predictor of PHYSICS.md: GPU datasheet + model config +
+// per-SKU constants (the hardware file's `analytical:`/`host:` sections) in, step time out.
+//   t_step = layers/PP · (GEMMs + light kernels + all-reduces + attention)
+//            + embedding + final norm + LM head + sampling + S(N)
+// CUDA graphs (ReplicaSpec::cuda_graphs) apply to decode-only steps: smaller launch floors and
+// host floor.
+//
+// Config keys: kind, terms (map of AnalyticalTerms switches), table_max_tokens (default 8192).
+// Speed: the token-dependent part of a step is tabulated per replica spec on first use (a few
+// ms), so step() is a table lookup plus a pass over the batch's requests.
+// Threading: step() is const and safe to call concurrently; the per-replica tables are built
+// under a lock and never change afterwards.
+class AnalyticalCostModel final : public CostModel {
+ public:
+  struct Options {
+    AnalyticalTerms terms;
+    int table_max_tokens = 8192;
+    int graph_table_max_tokens = 1024;
+  };
+  explicit AnalyticalCostModel(Options options);
+  ~AnalyticalCostModel() override;
+  static Options parse(const ConfigNode& node);
+
+  std::string_view name() const override { return "analytical"; }
+  StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
+
+  // The pricer this model uses for `replica` (its GPU's constants, this model's terms).
+  LayerPricer pricer(const ReplicaSpec& replica) const;
+
+ private:
+  struct Prepared;
+  using Key = std::tuple<const GpuSpec*, const ModelSpec*, int, int, int, double, bool, double,
+                         std::string>;
+  const Prepared& prepare(const ReplicaSpec& replica) const;
+
+  Options options_;
+  mutable std::shared_mutex mutex_;
+  mutable std::map<Key, std::unique_ptr<const Prepared>> cache_;
+};
+
+}  // namespace servesim

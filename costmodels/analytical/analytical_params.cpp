@@ -1,0 +1,124 @@
+#include "costmodels/analytical/analytical_params.hpp"
+
+#include <string>
+
+namespace servesim {
+namespace {
+
+constexpr std::array<std::string_view, kNumLightKernels> kLightNames = {
+    "rmsnorm", "layernorm", "rope", "silu_mul", "gelu", "add", "kv_write", "embedding", "sampling"};
+
+LaunchModel parse_launch_model(const ConfigNode& n) {
+  const std::string s = n.as_string();
+  if (s == "grid") return LaunchModel::kGrid;
+  if (s == "persistent") return LaunchModel::kPersistent;
+  if (s == "cluster") return LaunchModel::kCluster;
+  n.fail("unknown launch model '" + s + "' (known: cluster, grid, persistent)");
+}
+
+}  // namespace
+
+std::string_view light_kernel_name(LightKernel k) {
+  return kLightNames[static_cast<std::size_t>(k)];
+}
+
+AnalyticalParams AnalyticalParams::defaults_for(const GpuSpec& gpu) {
+  AnalyticalParams p;
+  // Light-kernel defaults: the A100 home calibration (costmodel fit), carried to any GPU.
+  auto set = [&p](LightKernel k, double floor_ns, double frac) {
+    p.light[static_cast<std::size_t>(k)] = {floor_ns, frac};
+  };
+  set(LightKernel::kRmsNorm, 4000, 0.36);
+  set(LightKernel::kLayerNorm, 4000, 0.63);
+  set(LightKernel::kRope, 4000, 0.4);
+  set(LightKernel::kSiluMul, 5000, 0.49);
+  set(LightKernel::kGelu, 5000, 0.49);
+  set(LightKernel::kAdd, 2000, 0.9);
+  set(LightKernel::kKvWrite, 7700, 0.22);  // seed E1.1c (A100-80 ncu)
+  set(LightKernel::kEmbedding, 3000, 0.15);
+  set(LightKernel::kSampling, 20000, 0.5);
+  if (gpu.arch == "hopper") {
+    p.launch_model = LaunchModel::kCluster;
+    p.cluster_size = 16;
+    p.tiles = {{128, 256}, {256, 128}, {128, 128}, {64, 256}, {64, 128}};
+  }
+  return p;
+}
+
+AnalyticalParams AnalyticalParams::for_gpu(const GpuSpec& gpu) {
+  AnalyticalParams p = defaults_for(gpu);
+  if (gpu.file.is_map()) {
+    if (auto a = gpu.file.find("analytical")) p.apply_analytical(*a);
+    if (auto h = gpu.file.find("host")) p.apply_host(*h);
+  }
+  return p;
+}
+
+void AnalyticalParams::apply_analytical(const ConfigNode& a) {
+  a.require_map("the analytical cost model's constants");
+  a.check_keys({"source", "gemm", "memory", "attention", "light", "collectives", "fitted"});
+  if (auto g = a.find("gemm")) {
+    g->check_keys({"source", "efficiency", "clock_fraction", "launch_ns", "launch_model",
+                   "cluster_size", "ctas_per_sm", "tiles", "split_k_min_k", "knee_q"});
+    gemm_efficiency = g->get_positive("efficiency", gemm_efficiency);
+    clock_fraction = g->get_positive("clock_fraction", clock_fraction);
+    gemm_launch_ns = g->get_nonnegative("launch_ns", gemm_launch_ns);
+    if (auto m = g->find("launch_model")) launch_model = parse_launch_model(*m);
+    cluster_size = static_cast<int>(g->get_positive_int("cluster_size", cluster_size));
+    ctas_per_sm = static_cast<int>(g->get_positive_int("ctas_per_sm", ctas_per_sm));
+    if (auto t = g->find("tiles")) {
+      tiles.clear();
+      for (const ConfigNode& tile : t->items()) {
+        if (!tile.is_sequence() || tile.size() != 2) tile.fail("expected a tile [rows, cols]");
+        tiles.emplace_back(static_cast<int>(tile.at(std::size_t{0}).as_int()),
+                           static_cast<int>(tile.at(std::size_t{1}).as_int()));
+        if (tiles.back().first < 1 || tiles.back().second < 1) {
+          tile.fail("tile sides must be positive");
+        }
+      }
+      if (tiles.empty()) t->fail("expected at least one tile");
+    }
+    split_k_min_k = static_cast<int>(g->get_positive_int("split_k_min_k", split_k_min_k));
+    knee_q = g->get_positive("knee_q", knee_q);
+  }
+  if (auto m = a.find("memory")) {
+    m->check_keys({"source", "eta_max", "x_half"});
+    eta_max = m->get_positive("eta_max", eta_max);
+    x_half = m->get_nonnegative("x_half", x_half);
+  }
+  if (auto t = a.find("attention")) {
+    t->check_keys({"source", "prefill_efficiency", "decode_bw_fraction", "floor_ns"});
+    prefill_attn_efficiency = t->get_positive("prefill_efficiency", prefill_attn_efficiency);
+    decode_attn_bw_fraction = t->get_positive("decode_bw_fraction", decode_attn_bw_fraction);
+    attn_floor_ns = t->get_nonnegative("floor_ns", attn_floor_ns);
+  }
+  if (auto l = a.find("light")) {
+    std::vector<std::string> known = {"source", "graph_launch_scale"};
+    for (std::string_view n : kLightNames) known.emplace_back(n);
+    l->check_keys(known);
+    graph_launch_scale = l->get_fraction("graph_launch_scale", graph_launch_scale);
+    for (std::size_t i = 0; i < kNumLightKernels; ++i) {
+      if (auto k = l->find(kLightNames[i])) {
+        k->check_keys({"floor_ns", "bw_fraction", "source"});
+        light[i].floor_ns = k->get_nonnegative("floor_ns", light[i].floor_ns);
+        light[i].bw_fraction = k->get_positive("bw_fraction", light[i].bw_fraction);
+      }
+    }
+  }
+  if (auto c = a.find("collectives")) {
+    c->check_keys({"source", "nvlink_efficiency", "pcie_efficiency", "hop_latency_ns"});
+    nvlink_efficiency = c->get_positive("nvlink_efficiency", nvlink_efficiency);
+    pcie_efficiency = c->get_positive("pcie_efficiency", pcie_efficiency);
+    hop_latency_ns = c->get_nonnegative("hop_latency_ns", hop_latency_ns);
+  }
+}
+
+void AnalyticalParams::apply_host(const ConfigNode& h) {
+  h.require_map("host-side step constants");
+  h.check_keys({"source", "eager_floor_ns", "graph_floor_ns", "slope_ns"});
+  host_eager_floor_ns = h.get_nonnegative("eager_floor_ns", host_eager_floor_ns);
+  host_graph_floor_ns = h.get_nonnegative("graph_floor_ns", host_graph_floor_ns);
+  host_slope_ns = h.get_nonnegative("slope_ns", host_slope_ns);
+}
+
+}  // namespace servesim

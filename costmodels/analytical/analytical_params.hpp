@@ -1,0 +1,82 @@
+#pragma once
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/config_node.hpp"
+#include "sim/gpu_spec.hpp"
+
+namespace servesim {
+
+// Light (memory-streaming) kernels of a layer and the step's edges, each priced
+// launch floor + bytes / (bw_fraction · BW).
+enum class LightKernel : std::size_t {
+  kRmsNorm,
+  kLayerNorm,
+  kRope,
+  kSiluMul,
+  kGelu,
+  kAdd,
+  kKvWrite,
+  kEmbedding,
+  kSampling,
+  kCount
+};
+inline constexpr std::size_t kNumLightKernels = static_cast<std::size_t>(LightKernel::kCount);
+std::string_view light_kernel_name(LightKernel k);
+
+// How cuBLAS launches GEMMs on a GPU (PHYSICS §2a): a plain grid of tiles over all SMs
+// (Ampere, Ada, sm120), a persistent grid capped at the SM count, or a persistent grid of
+// GPC-local thread-block clusters (Hopper).
+enum class LaunchModel { kGrid, kPersistent, kCluster };
+
+// Constants of the analytical model for one GPU: the `analytical:` and `host:` sections of its
+// hardware file. Every field has a built-in default per architecture (see defaults_for()) so a
+// hardware file may override only what it knows. Plain value type.
+struct AnalyticalParams {
+  struct Light {
+    double floor_ns = 5000;
+    double bw_fraction = 0.8;
+  };
+  // GEMM
+  double gemm_efficiency = 0.7;  // tc_util · η_duty at large M (pinned to the SKU's clock)
+  double clock_fraction = 1.0;   // f_clk at the default power cap
+  double gemm_launch_ns = 2000;
+  LaunchModel launch_model = LaunchModel::kGrid;
+  int cluster_size = 1;
+  int ctas_per_sm = 1;
+  std::vector<std::pair<int, int>> tiles = {{256, 128}, {128, 256}, {128, 128},
+                                            {128, 64},  {64, 128},  {64, 64}};
+  int split_k_min_k = 256;  // split-K keeps K/s ≥ this
+  double knee_q = 3;        // smooth roofline (t_c^q + t_m^q)^(1/q)
+  // Memory: η_mem(x) = eta_max · x / (x + x_half), x = working set / L2
+  double eta_max = 0.90;
+  double x_half = 0.477;
+  // Attention
+  double prefill_attn_efficiency = 0.6;
+  double decode_attn_bw_fraction = 0.7;
+  double attn_floor_ns = 8000;
+  // Light kernels
+  std::array<Light, kNumLightKernels> light{};
+  double graph_launch_scale = 0.5;  // launch floors inside a CUDA graph, relative to eager
+  // Collectives
+  double nvlink_efficiency = 0.6;
+  double pcie_efficiency = 0.75;
+  double hop_latency_ns = 4000;
+  // Host (PHYSICS §1): S(N) = floor + slope·(N−1)
+  double host_eager_floor_ns = 2'000'000;
+  double host_graph_floor_ns = 500'000;
+  double host_slope_ns = 0;
+
+  // Built-in defaults for a GPU without an `analytical:` section (by architecture).
+  static AnalyticalParams defaults_for(const GpuSpec& gpu);
+  // Defaults, then the hardware file's `analytical:` and `host:` sections when present.
+  static AnalyticalParams for_gpu(const GpuSpec& gpu);
+  // Overrides fields from an `analytical:` section (unknown keys are errors).
+  void apply_analytical(const ConfigNode& section);
+  void apply_host(const ConfigNode& section);
+};
+
+}  // namespace servesim

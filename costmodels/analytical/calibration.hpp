@@ -1,0 +1,58 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "costmodels/analytical/analytical_params.hpp"
+#include "costmodels/analytical/profile_validation.hpp"
+#include "costmodels/profile/vidur_profile.hpp"
+#include "sim/gpu_spec.hpp"
+
+namespace servesim {
+
+// What `costmodel fit` produced: the updated constants, a YAML `analytical:` section recording
+// each fitted constant with its source and the rows it used, and a human summary.
+struct FitReport {
+  AnalyticalParams params;
+  std::vector<std::string> yaml_fitted;  // lines of the `fitted:` record
+  std::string text;
+  void merge(const FitReport& later);
+};
+
+// Fits the home-profile constants on Vidur mlp.csv rows (PHYSICS §8: only on the home GPU):
+//   light kernels (embedding, norm, RoPE, activation, add): floor + bytes/(fraction·BW) by
+//     relative-error least squares (Eigen);
+//   GEMM: one per-SKU efficiency (tc_util·η_duty·f_clk) and a launch floor, by minimising the
+//     MAPE of the four projection GEMMs over a grid, every other term on.
+// `data` pairs each file path with its rows; `models[i]` is the model of data[i].
+FitReport fit_home_constants(
+    const std::vector<std::pair<std::string, std::vector<VidurMlpRow>>>& data,
+    const std::vector<ModelSpec>& models, const GpuSpec& gpu, const AnalyticalParams& start);
+
+// Fits NVLink/PCIe achieved efficiency and the per-hop latency of the ring all-reduce on the
+// single-node rows of <dir>/<gpu>_{dgx,pairwise_nvlink}/all_reduce.csv (relative least squares).
+FitReport fit_network_constants(const std::string& network_dir, const GpuSpec& gpu,
+                                const AnalyticalParams& start);
+
+// All-reduce accuracy per (file, worker count) on single-node rows.
+struct NetworkValidation {
+  struct Slice {
+    std::string file;
+    std::string topology;
+    int workers = 0;
+    ErrorStats stats;
+  };
+  std::vector<Slice> slices;
+};
+NetworkValidation validate_network(const std::string& network_dir, const GpuSpec& gpu,
+                                   const AnalyticalParams& params);
+
+// Replaces (or appends) the top-level `analytical:` section of a YAML file with the report's
+// constants, keeping every other line of the file as it was.
+void write_fitted_section(const std::string& path, const FitReport& report);
+// The `analytical:` section text for `params` (with the fitted record).
+std::string analytical_section_yaml(const AnalyticalParams& params,
+                                    const std::vector<std::string>& fitted);
+
+}  // namespace servesim

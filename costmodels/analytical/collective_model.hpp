@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+
+#include "costmodels/analytical/analytical_params.hpp"
+#include "sim/gpu_spec.hpp"
+
+namespace servesim {
+
+// The links between the p GPUs of one tensor-parallel group, as a Boost.Graph with a bandwidth
+// (bytes/ns, one direction, already scaled by the link's achieved efficiency) on every edge:
+//   nvlink           all-to-all NVLink through NVSwitch (DGX/HGX)
+//   pairwise_nvlink  NVLink between GPUs 2i and 2i+1, PCIe between every other pair
+//   pcie             PCIe between every pair
+// A ring all-reduce visits the GPUs in index order and is limited by its slowest hop.
+// Immutable after construction.
+class TpTopology {
+ public:
+  TpTopology(int p, const std::string& kind, const GpuSpec& gpu, const AnalyticalParams& params);
+
+  int size() const { return p_; }
+  // Bandwidth of the slowest edge on the ring 0 → 1 → … → p−1 → 0 (bytes/ns).
+  double ring_bottleneck_bytes_per_ns() const { return bottleneck_; }
+  // t = 2(p−1)/p · bytes / bottleneck + 2(p−1) · hop latency; 0 for p = 1.
+  double all_reduce_ns(double bytes) const;
+
+ private:
+  int p_;
+  double bottleneck_ = 0;
+  double hop_latency_ns_ = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,263 @@
+#include "costmodels/analytical/costmodel_commands.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "costmodels/analytical/analytical_cost_model.hpp"
+#include "costmodels/analytical/calibration.hpp"
+#include "costmodels/analytical/profile_validation.hpp"
+#include "costmodels/registry.hpp"
+#include "sim/catalog.hpp"
+#include "sim/input_error.hpp"
+
+namespace servesim {
+namespace fs = std::filesystem;
+namespace {
+
+struct Context {
+  Catalog catalog{Catalog::default_dirs()};
+  GpuSpec gpu;
+  AnalyticalParams params;
+  std::vector<std::pair<std::string, std::string>> profiles;  // model id, path
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The profile folder for `gpu`: DIR/<arg>, DIR/<lower(arg)>, DIR/<catalog name>, or DIR itself.
+std::string profile_dir(const std::string& dir, const std::string& arg, const GpuSpec& gpu) {
+  for (const std::string& sub : {arg, lower(arg), gpu.name}) {
+    if (fs::is_directory(fs::path(dir) / sub)) return (fs::path(dir) / sub).string();
+  }
+  return dir;
+}
+
+Context load(const CostmodelArgs& a, bool need_profiles) {
+  Context c;
+  const ConfigNode where = ConfigNode::parse("\"" + a.gpu + "\"", "--gpu");
+  if (!a.hardware_file.empty()) {
+    c.gpu = Catalog::load_gpu(ConfigNode::load_file(a.hardware_file));
+  } else {
+    c.gpu = c.catalog.gpu(a.gpu, where);
+  }
+  c.params = AnalyticalParams::for_gpu(c.gpu);
+  if (need_profiles) {
+    if (!fs::is_directory(a.profiles)) {
+      throw InputError("--profiles: '" + a.profiles +
+                       "' is not a folder (expected Vidur's "
+                       "profiling/compute folder)");
+    }
+    for (auto& [id, path] : find_mlp_profiles(profile_dir(a.profiles, a.gpu, c.gpu))) {
+      if (a.model.empty() || lower(a.model) == lower(id)) c.profiles.emplace_back(id, path);
+    }
+    if (c.profiles.empty()) {
+      throw InputError("--profiles: no mlp.csv for GPU '" + a.gpu + "'" +
+                       (a.model.empty() ? "" : " and model '" + a.model + "'") + " under " +
+                       a.profiles);
+    }
+  }
+  return c;
+}
+
+const ModelSpec* catalog_model(Catalog& catalog, const std::string& id) {
+  for (const std::string& n : catalog.model_names()) {
+    if (lower(n) == lower(id)) return &catalog.model(n, ConfigNode::parse("x", "--model"));
+  }
+  return nullptr;
+}
+
+std::vector<ProfileValidation> validate_all(Context& c, const AnalyticalParams& params,
+                                            const AnalyticalTerms& terms) {
+  std::vector<ProfileValidation> out;
+  for (const auto& [id, path] : c.profiles) {
+    const auto rows = read_vidur_mlp(path);
+    out.push_back(validate_profile(rows, id, c.gpu, catalog_model(c.catalog, id), params, terms));
+  }
+  return out;
+}
+
+nlohmann::json slice_json(const ProfileValidation::Slice& s) {
+  nlohmann::json j;
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    if (s.ops[i].n == 0) continue;
+    j["ops"][std::string(vidur_op_name(static_cast<VidurOp>(i)))] = {
+        {"mape", s.ops[i].mape()}, {"mean_signed_error", s.ops[i].mspe()}, {"n", s.ops[i].n}};
+  }
+  j["mlp_block"] = {{"mape", s.block.mape()},
+                    {"mean_signed_error", s.block.mspe()},
+                    {"decode_mape", s.decode_block.mape()},
+                    {"prefill_mape", s.prefill_block.mape()},
+                    {"n", s.block.n}};
+  return j;
+}
+
+std::string slice_text(const std::string& label, const ProfileValidation::Slice& s) {
+  std::string out = fmt::format(
+      "{:<44} block {:6.2f}% (signed {:+6.2f}%, decode {:6.2f}%, "
+      "prefill {:6.2f}%, n={})\n",
+      label, s.block.mape(), s.block.mspe(), s.decode_block.mape(), s.prefill_block.mape(),
+      s.block.n);
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    if (s.ops[i].n == 0) continue;
+    out += fmt::format("    {:<26} MAPE {:6.2f}%  signed {:+7.2f}%\n",
+                       vidur_op_name(static_cast<VidurOp>(i)), s.ops[i].mape(), s.ops[i].mspe());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string run_validate(const CostmodelArgs& a) {
+  Context c = load(a, true);
+  const auto results = validate_all(c, c.params, AnalyticalTerms{});
+  ProfileValidation::Slice all;
+  for (const auto& r : results) {
+    const auto& s = r.slices.front();
+    for (std::size_t i = 0; i < kNumVidurOps; ++i) all.ops[i].merge(s.ops[i]);
+    all.block.merge(s.block);
+    all.decode_block.merge(s.decode_block);
+    all.prefill_block.merge(s.prefill_block);
+  }
+  if (a.json) {
+    nlohmann::json j = slice_json(all);
+    j["gpu"] = c.gpu.name;
+    j["model"] = a.model.empty() ? "all" : a.model;
+    for (const auto& r : results) {
+      nlohmann::json m = slice_json(r.slices.front());
+      for (std::size_t i = 1; i < r.slices.size(); ++i) {
+        m["tp"][std::to_string(r.slices[i].tp)] = slice_json(r.slices[i]);
+      }
+      j["models"][r.model] = m;
+    }
+    return j.dump(2) + "\n";
+  }
+  std::string out = fmt::format(
+      "GPU {} — analytical model vs Vidur mlp.csv (MAPE of median "
+      "times; decode-like = tokens ≤ 128)\n",
+      c.gpu.name);
+  for (const auto& r : results) {
+    for (std::size_t i = 1; i < r.slices.size(); ++i) {
+      out += fmt::format("{:<44} TP{}  block {:6.2f}%  decode {:6.2f}%  prefill {:6.2f}%\n",
+                         r.model, r.slices[i].tp, r.slices[i].block.mape(),
+                         r.slices[i].decode_block.mape(), r.slices[i].prefill_block.mape());
+      if (a.per_tp) out += slice_text("", r.slices[i]);
+    }
+  }
+  out += slice_text("ALL", all);
+  return out;
+}
+
+std::string run_ablate(const CostmodelArgs& a) {
+  Context c = load(a, true);
+  AnalyticalTerms terms = AnalyticalTerms::all_off();
+  nlohmann::json ladder = nlohmann::json::array();
+  std::string out = fmt::format("GPU {} — additive ablation ladder (MLP-block MAPE)\n", c.gpu.name);
+  auto rung = [&](const std::string& label) {
+    ErrorStats block, dec, pre;
+    for (const auto& r : validate_all(c, c.params, terms)) {
+      block.merge(r.slices.front().block);
+      dec.merge(r.slices.front().decode_block);
+      pre.merge(r.slices.front().prefill_block);
+    }
+    ladder.push_back({{"rung", label},
+                      {"mlp_block_mape", block.mape()},
+                      {"decode_mape", dec.mape()},
+                      {"prefill_mape", pre.mape()}});
+    out += fmt::format("  {:<22} {:6.2f}%   decode {:6.2f}%   prefill {:6.2f}%\n", label,
+                       block.mape(), dec.mape(), pre.mape());
+  };
+  rung("roofline");
+  for (std::size_t i = 0; i < AnalyticalTerms::kNames.size(); ++i) {
+    const std::string_view name = AnalyticalTerms::kNames[i];
+    if (name == "attention" || name == "collectives" || name == "host") continue;  // not in mlp.csv
+    terms[i] = true;
+    rung("+ " + std::string(name));
+  }
+  if (a.json) return nlohmann::json{{"gpu", c.gpu.name}, {"ladder", ladder}}.dump(2) + "\n";
+  return out;
+}
+
+std::string run_network(const CostmodelArgs& a) {
+  Context c = load(a, false);
+  const NetworkValidation v = validate_network(a.profiles, c.gpu, c.params);
+  if (a.json) {
+    nlohmann::json j;
+    j["gpu"] = c.gpu.name;
+    for (const auto& s : v.slices) {
+      j["slices"].push_back({{"file", s.file},
+                             {"topology", s.topology},
+                             {"workers", s.workers},
+                             {"mape", s.stats.mape()},
+                             {"mean_signed_error", s.stats.mspe()},
+                             {"n", s.stats.n}});
+    }
+    return j.dump(2) + "\n";
+  }
+  std::string out = fmt::format(
+      "GPU {} — ring all-reduce vs Vidur all_reduce.csv "
+      "(single-node rows)\n",
+      c.gpu.name);
+  for (const auto& s : v.slices) {
+    out += fmt::format("  {:<40} {:<16} p={}  MAPE {:6.2f}%  signed {:+7.2f}%  n={}\n", s.file,
+                       s.topology, s.workers, s.stats.mape(), s.stats.mspe(), s.stats.n);
+  }
+  return out;
+}
+
+std::string run_fit(const CostmodelArgs& a) {
+  Context c = load(a, true);
+  std::vector<std::pair<std::string, std::vector<VidurMlpRow>>> data;
+  std::vector<ModelSpec> models;
+  models.reserve(c.profiles.size());
+  for (const auto& [id, path] : c.profiles) {
+    auto rows = read_vidur_mlp(path);
+    models.push_back(model_from_profile(rows.front(), id, catalog_model(c.catalog, id)));
+    data.emplace_back(path, std::move(rows));
+  }
+  FitReport report = fit_home_constants(data, models, c.gpu, c.params);
+  if (!a.network.empty()) report.merge(fit_network_constants(a.network, c.gpu, report.params));
+  if (!a.write_file.empty()) write_fitted_section(a.write_file, report);
+  return report.text;
+}
+
+std::string run_predict(const CostmodelArgs& a) {
+  Context c = load(a, false);
+  if (a.model.empty()) throw InputError("--model: required for predict");
+  const ModelSpec& model = c.catalog.model(a.model, ConfigNode::parse("x", "--model"));
+  ReplicaSpec r;
+  r.gpu = &c.gpu;
+  r.model = &model;
+  r.tp = a.tp;
+  r.pp = a.pp;
+  r.cuda_graphs = !a.eager;
+  BatchShape b;
+  if (a.prefill_tokens > 0) b.prefills.push_back({a.prefill_tokens, a.context});
+  b.decode_contexts.assign(static_cast<std::size_t>(std::max(0, a.decodes)), a.context);
+  if (b.empty()) throw InputError("--tokens/--decodes: the batch is empty");
+  const auto cm = make_cost_model(ConfigNode::parse(a.cost_model_yaml, "--cost-model"));
+  const StepCost cost = cm->step(b, r);
+  if (a.json) {
+    nlohmann::json j = {{"total_ns", cost.total_ns}};
+    for (std::size_t i = 0; i < kNumCostComponents; ++i) {
+      j["breakdown_ns"][std::string(cost_component_name(static_cast<CostComponent>(i)))] =
+          cost.breakdown_ns[i];
+    }
+    return j.dump(2) + "\n";
+  }
+  std::string out = fmt::format(
+      "{} on {}×{} (TP{} PP{}), {} prefill tokens + {} decodes, "
+      "context {}: {:.3f} ms\n",
+      model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.prefill_tokens, a.decodes, a.context,
+      sim_to_ms(cost.total_ns));
+  for (std::size_t i = 0; i < kNumCostComponents; ++i) {
+    out += fmt::format("  {:<12} {:10.3f} ms\n", cost_component_name(static_cast<CostComponent>(i)),
+                       cost.breakdown_ns[i] / 1e6);
+  }
+  return out;
+}
+
+}  // namespace servesim

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+
+namespace servesim {
+
+// Arguments of the `costmodel` tool's subcommands (see tools/costmodel.cpp).
+struct CostmodelArgs {
+  std::string profiles;
+  std::string network;
+  std::string gpu;
+  std::string model;
+  std::string hardware_file;
+  std::string write_file;
+  std::string cost_model_yaml = "kind: analytical";
+  bool json = false;
+  bool per_tp = false;
+  bool eager = false;
+  int tp = 1;
+  int pp = 1;
+  int prefill_tokens = 0;
+  int context = 0;
+  int decodes = 0;
+};
+
+// Each returns the text to print; bad input throws InputError. Library code: no printing.
+std::string run_validate(const CostmodelArgs& args);
+std::string run_ablate(const CostmodelArgs& args);
+std::string run_fit(const CostmodelArgs& args);
+std::string run_network(const CostmodelArgs& args);
+std::string run_predict(const CostmodelArgs& args);
+
+}  // namespace servesim

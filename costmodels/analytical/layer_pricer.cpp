@@ -1,0 +1,155 @@
+#include "costmodels/analytical/layer_pricer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "costmodels/analytical/gemm_model.hpp"
+
+namespace servesim {
+
+LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
+                         const AnalyticalTerms& terms)
+    : gpu_(r.gpu),
+      model_(r.model),
+      params_(params),
+      terms_(terms),
+      shapes_(LayerShapes::make(*r.model, r.tp)),
+      topo_(r.tp, r.topology, *r.gpu, params) {
+  const bool fp8 = r.weights == Precision::kFp8 && gpu_->fp8_tflops > 0;
+  peak_flops_per_ns_ = (fp8 ? gpu_->fp8_tflops : gpu_->bf16_tflops) * 1e3;
+  bw_ = gpu_->memory_bw_gb_per_s;
+  // f_clk hook (PHYSICS §6): the realized clock fraction at the default cap; a lower cap pulls
+  // the clock down as P ∝ f³ in the DVFS range.
+  f_clk_ = params_.clock_fraction;
+  const double tdp = gpu_->tdp_w;
+  const double cap = r.effective_power_cap_w();
+  if (tdp > 0 && cap > 0 && cap < tdp) f_clk_ *= std::cbrt(cap / tdp);
+  weight_bytes_ = r.weight_bytes_per_param();
+  kv_bytes_ = r.kv_dtype_bytes;
+  full_vocab_ = r.model->vocab_size;
+}
+
+double LayerPricer::gemm(const GemmShape& g, bool graph) const {
+  return gemm_ns(g, weight_bytes_, peak_flops_per_ns_, f_clk_, *gpu_, params_, terms_,
+                 launch_scale(graph));
+}
+
+double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
+  double t = gemm(shapes_.expert_gemm(op, tokens), graph);
+  if (shapes_.experts > 0 && op == ProjOp::kGateUp) {
+    t += gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph);  // router
+  }
+  if (shapes_.shared_inter > 0 && (op == ProjOp::kGateUp || op == ProjOp::kDown)) {
+    const double up = model_->gated_mlp ? 2 * shapes_.shared_inter : shapes_.shared_inter;
+    t += op == ProjOp::kGateUp ? gemm({tokens, shapes_.hidden, up, 1}, graph)
+                               : gemm({tokens, shapes_.shared_inter, shapes_.hidden, 1}, graph);
+  }
+  return t;
+}
+
+double LayerPricer::light_ns(LightKernel k, double bytes, bool graph) const {
+  const AnalyticalParams::Light& l = params_.light[static_cast<std::size_t>(k)];
+  double t = bytes / (bw_ * (terms_.light ? l.bw_fraction : 1.0));
+  if (terms_.launch) t += l.floor_ns * launch_scale(graph);
+  return t;
+}
+
+LightKernel LayerPricer::norm_kernel() const {
+  return model_->layer_norm ? LightKernel::kLayerNorm : LightKernel::kRmsNorm;
+}
+LightKernel LayerPricer::act_kernel() const {
+  return model_->gated_mlp ? LightKernel::kSiluMul : LightKernel::kGelu;
+}
+double LayerPricer::norm_bytes(double tokens) const { return 4 * tokens * shapes_.hidden; }
+double LayerPricer::act_bytes(double tokens) const {
+  const double inter = shapes_.experts > 0
+                           ? shapes_.inter * std::min(shapes_.experts, shapes_.top_k)
+                           : shapes_.inter;
+  return (model_->gated_mlp ? 6 : 4) * tokens * inter;
+}
+
+double LayerPricer::all_reduce_ns(double bytes) const { return topo_.all_reduce_ns(bytes); }
+
+LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
+  LayerCost c;
+  for (std::size_t i = 0; i < kNumProjOps; ++i)
+    c.gemm += proj_ns(static_cast<ProjOp>(i), tokens, graph);
+  const double h = shapes_.hidden;
+  const double norms = model_->parallel_block ? 1 : 2;
+  c.light += norms * light_ns(norm_kernel(), norm_bytes(tokens), graph);
+  c.light += light_ns(LightKernel::kRope,
+                      4 * tokens * (shapes_.q_heads + shapes_.kv_heads) * shapes_.head_dim, graph);
+  c.light += light_ns(act_kernel(), act_bytes(tokens), graph);
+  c.light += light_ns(LightKernel::kAdd, 6 * tokens * h, graph);
+  c.light += light_ns(LightKernel::kKvWrite,
+                      2 * tokens * 2 * shapes_.kv_heads * shapes_.head_dim * kv_bytes_, graph);
+  if (terms_.collectives) c.comm = 2 * all_reduce_ns(tokens * h * 2);
+  return c;
+}
+
+double LayerPricer::attention_ns(const AttentionWork& w, bool graph) const {
+  const double eff =
+      terms_.attention && terms_.efficiency ? params_.prefill_attn_efficiency * f_clk_ : 1.0;
+  const double frac = terms_.attention ? params_.decode_attn_bw_fraction : 1.0;
+  const double floor = terms_.attention && terms_.launch ? params_.attn_floor_ns : 0.0;
+  double t = 0;
+  if (w.prefill_chunks > 0) {
+    t += floor +
+         std::max(w.prefill_flops / (peak_flops_per_ns_ * eff), w.prefill_bytes / (bw_ * frac));
+  }
+  if (w.decodes > 0) {
+    t += floor * launch_scale(graph) +
+         std::max(w.decode_flops / (peak_flops_per_ns_ * eff), w.decode_bytes / (bw_ * frac));
+  }
+  return t;
+}
+
+double LayerPricer::edge_tokens_ns(double tokens, bool graph) const {
+  return light_ns(LightKernel::kEmbedding, 4 * tokens * shapes_.hidden, graph) +
+         light_ns(norm_kernel(), norm_bytes(tokens), graph);
+}
+
+double LayerPricer::edge_requests_ns(double requests, bool graph) const {
+  return gemm({requests, shapes_.hidden, shapes_.vocab, 1}, graph) +
+         light_ns(LightKernel::kSampling, requests * full_vocab_ * 4, graph);
+}
+
+double LayerPricer::host_ns(double requests, bool graph) const {
+  if (!terms_.host) return 0;
+  return (graph ? params_.host_graph_floor_ns : params_.host_eager_floor_ns) +
+         params_.host_slope_ns * std::max(0.0, requests - 1);
+}
+
+std::array<LayerPricer::LightUse, kNumVidurOps> LayerPricer::vidur_light_uses(double tokens) const {
+  std::array<LightUse, kNumVidurOps> u{};
+  const double h = shapes_.hidden;
+  auto set = [&u](VidurOp op, LightKernel k, double bytes, double count) {
+    u[static_cast<std::size_t>(op)] = {k, bytes, count};
+  };
+  set(VidurOp::kEmb, LightKernel::kEmbedding, 4 * tokens * h, 1);
+  set(VidurOp::kInputLayernorm, norm_kernel(), norm_bytes(tokens), 1);
+  set(VidurOp::kAttnRope, LightKernel::kRope,
+      4 * tokens * (shapes_.q_heads + shapes_.kv_heads) * shapes_.head_dim, 1);
+  set(VidurOp::kPostAttentionLayernorm, norm_kernel(), norm_bytes(tokens),
+      model_->parallel_block ? 0 : 1);
+  set(VidurOp::kMlpAct, act_kernel(), act_bytes(tokens), 1);
+  set(VidurOp::kAdd, LightKernel::kAdd, 6 * tokens * h, model_->parallel_block ? 2 : 1);
+  return u;
+}
+
+std::array<double, kNumVidurOps> LayerPricer::vidur_ops_ns(double tokens) const {
+  std::array<double, kNumVidurOps> t{};
+  const auto uses = vidur_light_uses(tokens);
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    t[i] = uses[i].count > 0 ? uses[i].count * light_ns(uses[i].kernel, uses[i].bytes, false)
+                             : std::numeric_limits<double>::quiet_NaN();
+  }
+  t[static_cast<std::size_t>(VidurOp::kAttnPreProj)] = proj_ns(ProjOp::kQkv, tokens, false);
+  t[static_cast<std::size_t>(VidurOp::kAttnPostProj)] = proj_ns(ProjOp::kO, tokens, false);
+  t[static_cast<std::size_t>(VidurOp::kMlpUpProj)] = proj_ns(ProjOp::kGateUp, tokens, false);
+  t[static_cast<std::size_t>(VidurOp::kMlpDownProj)] = proj_ns(ProjOp::kDown, tokens, false);
+  return t;
+}
+
+}  // namespace servesim

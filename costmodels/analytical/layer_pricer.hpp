@@ -1,0 +1,84 @@
+#pragma once
+
+#include <array>
+
+#include "costmodels/analytical/analytical_params.hpp"
+#include "costmodels/analytical/analytical_terms.hpp"
+#include "costmodels/analytical/collective_model.hpp"
+#include "costmodels/common/attention_work.hpp"
+#include "costmodels/common/layer_shapes.hpp"
+#include "costmodels/profile/vidur_profile.hpp"
+#include "sim/replica_spec.hpp"
+
+namespace servesim {
+
+// Prices the pieces of one replica's engine step with the analytical model (PHYSICS.md): the
+// per-layer token-dependent work (projection GEMMs, light kernels, TP all-reduces), attention,
+// the step's edges (embedding, final norm, LM head, sampling) and the host floor. Holds copies
+// of everything it needs except the GPU and model specs, which must outlive it. Immutable;
+// thread-safe.
+class LayerPricer {
+ public:
+  // Token-dependent cost of one layer, split by component (ns).
+  struct LayerCost {
+    double gemm = 0;
+    double light = 0;
+    double comm = 0;
+    double total() const { return gemm + light + comm; }
+  };
+
+  LayerPricer(const ReplicaSpec& replica, const AnalyticalParams& params,
+              const AnalyticalTerms& terms);
+
+  const AnalyticalParams& params() const { return params_; }
+  const AnalyticalTerms& terms() const { return terms_; }
+  const LayerShapes& shapes() const { return shapes_; }
+  double f_clk() const { return f_clk_; }
+
+  // One projection GEMM of a layer for `tokens` (MoE expert GEMMs for gate/up and down).
+  double proj_ns(ProjOp op, double tokens, bool graph) const;
+  // One light kernel moving `bytes`.
+  double light_ns(LightKernel k, double bytes, bool graph) const;
+  LayerCost layer_ns(double tokens, bool graph) const;
+  double attention_ns(const AttentionWork& w, bool graph) const;
+  // Embedding lookup + final norm for `tokens` tokens.
+  double edge_tokens_ns(double tokens, bool graph) const;
+  // LM head GEMM and sampling for `requests` sequences.
+  double edge_requests_ns(double requests, bool graph) const;
+  double host_ns(double requests, bool graph) const;
+  double all_reduce_ns(double bytes) const;
+  // The operations of one layer as Vidur's mlp.csv times them (eager), ns; NaN where the model
+  // has no such kernel.
+  std::array<double, kNumVidurOps> vidur_ops_ns(double tokens) const;
+  // The light kernel behind a Vidur op: `count` launches each moving `bytes` (count 0: not a
+  // light op, or absent in this model).
+  struct LightUse {
+    LightKernel kernel = LightKernel::kAdd;
+    double bytes = 0;
+    double count = 0;
+  };
+  std::array<LightUse, kNumVidurOps> vidur_light_uses(double tokens) const;
+
+ private:
+  double launch_scale(bool graph) const { return graph ? params_.graph_launch_scale : 1.0; }
+  double gemm(const GemmShape& g, bool graph) const;
+  LightKernel norm_kernel() const;
+  LightKernel act_kernel() const;
+  double norm_bytes(double tokens) const;
+  double act_bytes(double tokens) const;
+
+  const GpuSpec* gpu_;
+  const ModelSpec* model_;
+  AnalyticalParams params_;
+  AnalyticalTerms terms_;
+  LayerShapes shapes_;
+  TpTopology topo_;
+  double peak_flops_per_ns_ = 0;
+  double bw_ = 0;  // bytes per ns
+  double f_clk_ = 1;
+  double weight_bytes_ = 2;
+  double kv_bytes_ = 2;
+  double full_vocab_ = 0;
+};
+
+}  // namespace servesim

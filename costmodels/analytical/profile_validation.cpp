@@ -1,0 +1,103 @@
+#include "costmodels/analytical/profile_validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "costmodels/analytical/layer_pricer.hpp"
+#include "sim/replica_spec.hpp"
+
+namespace servesim {
+
+void ErrorStats::add(double predicted, double measured) {
+  if (!(measured > 0) || !std::isfinite(predicted)) return;
+  const double e = (predicted - measured) / measured;
+  abs_sum += std::abs(e);
+  signed_sum += e;
+  ++n;
+}
+
+void ErrorStats::merge(const ErrorStats& o) {
+  abs_sum += o.abs_sum;
+  signed_sum += o.signed_sum;
+  n += o.n;
+}
+
+ModelSpec model_from_profile(const VidurMlpRow& row, const std::string& name,
+                             const ModelSpec* catalog_model) {
+  ModelSpec m;
+  if (catalog_model != nullptr) m = *catalog_model;
+  m.name = name;
+  m.hidden_size = row.n_embd;
+  m.num_heads = row.n_head;
+  m.num_kv_heads = row.n_kv_head;
+  m.head_dim = row.n_embd / row.n_head;
+  m.intermediate_size = row.n_expanded_embd;
+  m.vocab_size = row.vocab_size;
+  m.gated_mlp = row.gated_mlp;
+  if (m.num_layers == 0) m.num_layers = 1;
+  return m;
+}
+
+ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const std::string& name,
+                                   const GpuSpec& gpu, const ModelSpec* catalog_model,
+                                   const AnalyticalParams& params, const AnalyticalTerms& terms) {
+  ProfileValidation v;
+  v.model = name;
+  if (rows.empty()) return v;
+  const ModelSpec model = model_from_profile(rows.front(), name, catalog_model);
+  std::map<int, ProfileValidation::Slice> per_tp;
+  std::map<int, LayerPricer> pricers;
+  for (const VidurMlpRow& row : rows) {
+    auto it = pricers.find(row.tp);
+    if (it == pricers.end()) {
+      ReplicaSpec r;
+      r.gpu = &gpu;
+      r.model = &model;
+      r.tp = row.tp;
+      it = pricers.emplace(row.tp, LayerPricer(r, params, terms)).first;
+    }
+    const auto pred = it->second.vidur_ops_ns(row.num_tokens);
+    ProfileValidation::Slice& s = per_tp[row.tp];
+    s.tp = row.tp;
+    double block_pred = 0;
+    double block_meas = 0;
+    for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+      const double meas = row.ms[i] * 1e6;
+      if (!std::isfinite(meas) || !std::isfinite(pred[i])) continue;
+      s.ops[i].add(pred[i], meas);
+      block_pred += pred[i];
+      block_meas += meas;
+    }
+    s.block.add(block_pred, block_meas);
+    (row.num_tokens <= 128 ? s.decode_block : s.prefill_block).add(block_pred, block_meas);
+  }
+  ProfileValidation::Slice all;
+  for (const auto& [tp, s] : per_tp) {
+    for (std::size_t i = 0; i < kNumVidurOps; ++i) all.ops[i].merge(s.ops[i]);
+    all.block.merge(s.block);
+    all.decode_block.merge(s.decode_block);
+    all.prefill_block.merge(s.prefill_block);
+  }
+  v.slices.push_back(all);
+  for (const auto& [tp, s] : per_tp) v.slices.push_back(s);
+  return v;
+}
+
+std::vector<std::pair<std::string, std::string>> find_mlp_profiles(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().filename() != "mlp.csv") continue;
+    const fs::path model_dir = e.path().parent_path();
+    const std::string id =
+        model_dir.parent_path().filename().string() + "/" + model_dir.filename().string();
+    out.emplace_back(id, e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace servesim

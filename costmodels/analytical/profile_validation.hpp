@@ -1,0 +1,51 @@
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "costmodels/analytical/analytical_params.hpp"
+#include "costmodels/analytical/analytical_terms.hpp"
+#include "costmodels/profile/vidur_profile.hpp"
+#include "sim/gpu_spec.hpp"
+
+namespace servesim {
+
+// Error statistics of predictions against measurements: MAPE and mean signed percentage error.
+struct ErrorStats {
+  double abs_sum = 0;
+  double signed_sum = 0;
+  int n = 0;
+  void add(double predicted, double measured);
+  void merge(const ErrorStats& o);
+  double mape() const { return n ? 100 * abs_sum / n : 0; }
+  double mspe() const { return n ? 100 * signed_sum / n : 0; }
+};
+
+// Accuracy of the analytical model on one Vidur mlp.csv, overall and per TP degree.
+// "decode-like" rows have num_tokens ≤ 128; "prefill-like" the rest. The MLP block of a row is
+// the sum of every op the file times for one layer.
+struct ProfileValidation {
+  struct Slice {
+    int tp = 0;  // 0 = all TP degrees
+    std::array<ErrorStats, kNumVidurOps> ops{};
+    ErrorStats block, decode_block, prefill_block;
+  };
+  std::string model;
+  std::vector<Slice> slices;  // [0] = all, then one per TP degree ascending
+};
+
+// A model spec for a profiled model: dimensions from the profile row; norm type, parallel block
+// and layer count from `catalog_model` when given (it may be null).
+ModelSpec model_from_profile(const VidurMlpRow& row, const std::string& name,
+                             const ModelSpec* catalog_model);
+
+ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const std::string& name,
+                                   const GpuSpec& gpu, const ModelSpec* catalog_model,
+                                   const AnalyticalParams& params, const AnalyticalTerms& terms);
+
+// Every mlp.csv under `dir` (recursively), with its model id "org/name" (the two parent
+// folders), sorted by id.
+std::vector<std::pair<std::string, std::string>> find_mlp_profiles(const std::string& dir);
+
+}  // namespace servesim

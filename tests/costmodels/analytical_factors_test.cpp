@@ -1,0 +1,130 @@
+#include <catch2/catch.hpp>
+
+#include "costmodels/analytical/analytical_cost_model.hpp"
+#include "costmodels/analytical/collective_model.hpp"
+#include "costmodels/analytical/gemm_model.hpp"
+#include "tests/costmodels/test_specs.hpp"
+
+using namespace servesim;
+
+TEST_CASE("wave efficiency on a non-persistent GPU counts tiles, waves and padding",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::a100_like();  // 108 SMs
+  AnalyticalParams p;
+  p.tiles = {{128, 128}};
+  // 1024×4096 → 8·32 = 256 tiles over 108 slots = 3 waves (324 slots): η = 256/324.
+  GemmLaunch l = plan_gemm({1024, 4096, 4096, 1}, gpu, p, true, false);
+  CHECK(l.tiles == 256);
+  CHECK(l.eta_wave == Approx(256.0 / 324.0));
+  // 100×4096: padding to 128 rows as well: η = 100·4096 / (1 wave·108·128·128).
+  l = plan_gemm({100, 4096, 4096, 1}, gpu, p, true, false);
+  CHECK(l.tiles == 32);
+  CHECK(l.eta_wave == Approx(100.0 * 4096 / (108.0 * 128 * 128)));
+  // Split-K fills idle SMs: 32 tiles × 2 (K/2 = 2048 ≥ 256) = 64 ≤ 108; ×4 = 128 > 108.
+  l = plan_gemm({100, 4096, 4096, 1}, gpu, p, true, true);
+  CHECK(l.split_k == 2);
+  CHECK(l.eta_wave == Approx(2 * 100.0 * 4096 / (108.0 * 128 * 128)));
+}
+
+TEST_CASE("the Hopper cluster-16 cap is 112 SMs on the (18×6, 16, 8) layout",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::h100_like();
+  CHECK(cluster_capacity(gpu, 16) == 112);
+  CHECK(cluster_capacity(gpu, 8) == 120);
+  CHECK(cluster_capacity(gpu, 1) == 132);
+  AnalyticalParams p;
+  p.launch_model = LaunchModel::kCluster;
+  p.cluster_size = 16;
+  p.tiles = {{128, 256}};
+  // Llama-70B gate_up at M = 32768 (N = 2·28672): 57,344 tiles of 128×256, but only 112 CTAs
+  // launch (PHYSICS §2a).
+  const GemmLaunch l = plan_gemm({32768, 8192, 57344, 1}, gpu, p, true, false);
+  CHECK(l.tiles == 57344);
+  CHECK(l.launched == 112);
+  // 256·112 tiles exactly: η = (112/132) · tail(256) = 112/132.
+  const GemmLaunch exact = plan_gemm({128.0 * 256, 4096, 256.0 * 112, 1}, gpu, p, true, false);
+  CHECK(exact.tiles == 256.0 * 112);
+  CHECK(exact.eta_wave == Approx(112.0 / 132.0));
+}
+
+TEST_CASE("the L2-reuse law equals a fixed cost plus bytes at the plateau bandwidth",
+          "[costmodels][analytical]") {
+  AnalyticalParams p;
+  p.eta_max = 0.9;
+  p.x_half = 0.477;
+  const double l2 = 40.0 * 1048576;
+  const double bw = 2039;  // bytes/ns
+  for (double bytes : {1e6, 3e7, 4e8}) {
+    const double lhs = bytes / (bw * eta_mem(bytes, l2, p));
+    const double rhs = (bytes + p.x_half * l2) / (p.eta_max * bw);
+    CHECK(lhs == Approx(rhs).epsilon(1e-12));
+  }
+  CHECK(eta_mem(p.x_half * l2, l2, p) == Approx(0.45));
+}
+
+TEST_CASE("a ring all-reduce costs 2(p-1)/p bytes over the slowest ring link plus 2(p-1) hops",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::a100_like();  // NVLink 600 GB/s bidirectional, PCIe 32
+  AnalyticalParams p;
+  p.nvlink_efficiency = 0.5;
+  p.pcie_efficiency = 0.75;
+  p.hop_latency_ns = 4000;
+  const TpTopology nv(8, "nvlink", gpu, p);
+  CHECK(nv.ring_bottleneck_bytes_per_ns() == Approx(150));
+  CHECK(nv.all_reduce_ns(1e8) == Approx(2 * 7.0 / 8 * 1e8 / 150 + 14 * 4000));
+  // Pairwise NVLink: the 1→2 hop is PCIe, which bounds the ring of 4.
+  const TpTopology pair4(4, "pairwise_nvlink", gpu, p);
+  CHECK(pair4.ring_bottleneck_bytes_per_ns() == Approx(24));
+  const TpTopology pair2(2, "pairwise_nvlink", gpu, p);
+  CHECK(pair2.ring_bottleneck_bytes_per_ns() == Approx(150));
+  CHECK(TpTopology(1, "nvlink", gpu, p).all_reduce_ns(1e9) == 0);
+  CHECK_THROWS(TpTopology(2, "infiniband", gpu, p));
+}
+
+TEST_CASE(
+    "every analytical term can be switched off and the full model is slower than the "
+    "bare roofline",
+    "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::a100_like();
+  const ModelSpec model = testing::llama2_7b_like();
+  const ReplicaSpec r = testing::replica_of(gpu, model, 2);
+  AnalyticalCostModel::Options bare;
+  bare.terms = AnalyticalTerms::all_off();
+  bare.table_max_tokens = 64;
+  AnalyticalCostModel::Options full;
+  full.table_max_tokens = 64;
+  const AnalyticalCostModel off(bare), on(full);
+  BatchShape b;
+  b.prefills.push_back({512, 100});
+  b.decode_contexts = {300, 400};
+  const StepCost c_off = off.step(b, r);
+  const StepCost c_on = on.step(b, r);
+  CHECK(c_off[CostComponent::kHost] == 0);
+  CHECK(c_off[CostComponent::kCollective] == 0);
+  CHECK(c_on[CostComponent::kCollective] > 0);
+  CHECK(c_on.total_ns > c_off.total_ns);
+  // Beyond the table the model computes directly and agrees with its own pricer.
+  BatchShape big;
+  big.prefills.push_back({5000, 0});
+  const StepCost c_big = on.step(big, r);
+  const LayerPricer pr = on.pricer(r);
+  CHECK(c_big[CostComponent::kGemm] == Approx(32 * pr.layer_ns(5000, false).gemm));
+}
+
+TEST_CASE("CUDA graphs lower the host floor of decode-only steps only",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::a100_like();
+  const ModelSpec model = testing::llama2_7b_like();
+  ReplicaSpec graphs = testing::replica_of(gpu, model);
+  ReplicaSpec eager = graphs;
+  eager.cuda_graphs = false;
+  AnalyticalCostModel::Options o;
+  o.table_max_tokens = 256;
+  const AnalyticalCostModel cm(o);
+  BatchShape decode;
+  decode.decode_contexts.assign(16, 500);
+  CHECK(cm.step(decode, graphs).total_ns < cm.step(decode, eager).total_ns);
+  BatchShape prefill;
+  prefill.prefills.push_back({16, 0});
+  CHECK(cm.step(prefill, graphs).total_ns == cm.step(prefill, eager).total_ns);
+}

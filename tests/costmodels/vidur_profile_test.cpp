@@ -1,0 +1,98 @@
+#include "costmodels/profile/vidur_profile.hpp"
+
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "sim/input_error.hpp"
+
+using namespace servesim;
+
+namespace {
+
+std::string mlp_header() {
+  std::string h;
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    h += "time_stats." + std::string(vidur_op_name(static_cast<VidurOp>(i))) + ".median,";
+  }
+  return h +
+         "n_head,n_kv_head,n_embd,n_expanded_embd,vocab_size,use_gated_mlp,num_tokens,"
+         "num_tensor_parallel_workers\n";
+}
+
+std::string mlp_row(const std::string& qkv, const std::string& tokens) {
+  return "0.01,0.005," + qkv +
+         ",0.003,0.02,0.005,0.1,0.007,0.06,0.002,32,8,4096,14336,128256,"
+         "True," +
+         tokens + ",2\n";
+}
+
+}  // namespace
+
+TEST_CASE("the Vidur mlp reader reads median op times and the model columns",
+          "[costmodels][profile]") {
+  const auto rows = parse_vidur_mlp(mlp_header() + mlp_row("0.065", "16"), "mlp.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].line == 2);
+  CHECK(rows[0].num_tokens == 16);
+  CHECK(rows[0].tp == 2);
+  CHECK(rows[0].ms[static_cast<std::size_t>(VidurOp::kAttnPreProj)] == Approx(0.065));
+  CHECK(rows[0].n_kv_head == 8);
+  CHECK(rows[0].gated_mlp);
+}
+
+TEST_CASE("a light op column may be absent but a GEMM column may not", "[costmodels][profile]") {
+  std::string h = mlp_header();
+  const std::string post = "time_stats.post_attention_layernorm.median,";
+  const std::string row =
+      "0.01,0.005,0.065,0.003,0.02,0.1,0.007,0.06,0.002,32,32,2560,10240,"
+      "51200,False,4,1\n";
+  std::string no_post = h;
+  no_post.erase(no_post.find(post), post.size());
+  const auto rows = parse_vidur_mlp(no_post + row, "phi.csv");
+  CHECK(std::isnan(rows[0].ms[static_cast<std::size_t>(VidurOp::kPostAttentionLayernorm)]));
+  std::string no_qkv = h;
+  const std::string qkv = "time_stats.attn_pre_proj.median,";
+  no_qkv.erase(no_qkv.find(qkv), qkv.size());
+  try {
+    (void)parse_vidur_mlp(no_qkv, "bad.csv");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("bad.csv:1:") &&
+                             Catch::Contains("missing column 'time_stats.attn_pre_proj.median'"));
+  }
+}
+
+TEST_CASE("a malformed profile row is an error naming its line", "[costmodels][profile]") {
+  const std::string good = mlp_row("0.065", "16");
+  try {
+    (void)parse_vidur_mlp(mlp_header() + good + mlp_row("abc", "16"), "mlp.csv");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("mlp.csv:3:") && Catch::Contains("'abc'"));
+  }
+  CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header() + mlp_row("0.1", "0"), "m.csv"),
+                    Catch::StartsWith("m.csv:2:") && Catch::Contains("positive integer"));
+  CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header() + "1,2,3\n", "m.csv"),
+                    Catch::StartsWith("m.csv:2:") && Catch::Contains("3 cells"));
+}
+
+TEST_CASE("the network reader reads all_reduce rows and rejects a missing size column",
+          "[costmodels][profile]") {
+  const std::string h =
+      ",time_stats.all_reduce.min,time_stats.all_reduce.max,time_stats.all_reduce.mean,"
+      "time_stats.all_reduce.median,time_stats.all_reduce.std,rank,num_workers,size,collective,"
+      "devices_per_node,max_devices_per_node\n";
+  const auto rows = parse_vidur_network(h + "0,0.03,0.07,0.05,0.043,0.01,0,2,2048,all_reduce,2,8\n",
+                                        "ar.csv", "all_reduce");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].ms == Approx(0.043));
+  CHECK(rows[0].size_bytes == 2048);
+  CHECK(rows[0].num_workers == 2);
+  CHECK(rows[0].devices_per_node == 2);
+  std::string bad = h;
+  bad.replace(bad.find("size,"), 5, "");
+  CHECK_THROWS_WITH(parse_vidur_network(bad, "ar.csv", "all_reduce"),
+                    Catch::Contains("ar.csv:1:") && Catch::Contains("'size'"));
+  CHECK_THROWS_AS(read_vidur_network("/nonexistent/all_reduce.csv", "all_reduce"), InputError);
+}
