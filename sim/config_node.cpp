@@ -128,8 +128,10 @@ std::string ConfigNode::child_path(std::string_view key) const {
 
 std::string ConfigNode::where() const {
   if (!ctx_) return "<config>";
-  for (const auto& [p, assignment] : ctx_->overrides) {
-    // A node inside or equal to an overridden path came from the command line.
+  // A node inside or equal to an overridden path came from the command line (the last --set of
+  // a path wins).
+  for (auto it = ctx_->overrides.rbegin(); it != ctx_->overrides.rend(); ++it) {
+    const auto& [p, assignment] = *it;
     if (path_ == p || (path_.size() > p.size() && path_.compare(0, p.size(), p) == 0 &&
                        path_[p.size()] == '.')) {
       return "--set " + assignment;

@@ -1,1 +1,67 @@
+#include "sim/catalog.hpp"
+
 #include <catch2/catch.hpp>
+
+#include "sim/input_error.hpp"
+
+using namespace servesim;
+using Catch::Matchers::Contains;
+
+TEST_CASE("Every shipped hardware and model file loads", "[catalog]") {
+  Catalog cat(Catalog::default_dirs());
+  const ConfigNode here = ConfigNode::parse("x: 1", "test");
+  REQUIRE(cat.gpu_names().size() >= 6);
+  for (const auto& name : cat.gpu_names()) {
+    const GpuSpec& g = cat.gpu(name, here);
+    CHECK(g.sms > 0);
+    CHECK(g.bf16_tflops > 0);
+    CHECK(g.memory_bw_gb_per_s > 0);
+    if (!g.gpc_sms.empty()) {
+      int sum = 0;
+      for (int s : g.gpc_sms) sum += s;
+      CHECK(sum == g.sms);
+    }
+  }
+  REQUIRE(cat.model_names().size() >= 13);
+  for (const auto& name : cat.model_names()) {
+    const ModelSpec& m = cat.model(name, here);
+    CHECK(m.name == name);  // file path spells the Hugging Face id
+    CHECK(m.num_heads % m.num_kv_heads == 0);
+    CHECK(m.num_params() > 1e8);
+  }
+}
+
+TEST_CASE("GPUs are found by alias, case-insensitively; models by Hugging Face id", "[catalog]") {
+  Catalog cat(Catalog::default_dirs());
+  const ConfigNode here = ConfigNode::parse("x: 1", "test");
+  CHECK(cat.gpu("H100", here).name == "h100-sxm");
+  CHECK(cat.gpu("h200", here).sms == 132);
+  const ModelSpec& m = cat.model("meta-llama/Llama-3.1-8B", here);
+  CHECK(m.num_layers == 32);
+  CHECK(m.num_kv_heads == 8);
+  // Llama-3.1-8B has about 8.03 B parameters.
+  CHECK(m.num_params() == Approx(8.03e9).epsilon(0.01));
+  CHECK(cat.model("meta-llama/Llama-2-7b-hf", here).num_params() == Approx(6.74e9).epsilon(0.01));
+}
+
+TEST_CASE("Unknown names are errors that list the known ones", "[catalog]") {
+  Catalog cat(Catalog::default_dirs());
+  const ConfigNode here = ConfigNode::parse("gpu: h300", "run.yaml").at("gpu");
+  CHECK_THROWS_WITH(cat.gpu("h300", here),
+                    Contains("run.yaml:1:6: gpu: unknown GPU 'h300' (known:"));
+  CHECK_THROWS_WITH(cat.gpu("h300", here), Contains("h200"));
+  CHECK_THROWS_AS(cat.model("meta-llama/Llama-9-1T", here), InputError);
+}
+
+TEST_CASE("A hardware file with an unknown key or a wrong GPC sum is rejected", "[catalog]") {
+  const auto bad_key = ConfigNode::parse(
+      "arch: hopper\nsms: 4\nboost_clock_mhz: 1\nbf16_tflops: 1\nmemory_gb: 1\n"
+      "memory_bw_gb_per_s: 1\nl2_mb: 1\ntdp_w: 1\nsm_count: 3\n",
+      "hw.yaml");
+  CHECK_THROWS_WITH(Catalog::load_gpu(bad_key), Contains("hw.yaml:9:1: unknown key 'sm_count'"));
+  const auto bad_sum = ConfigNode::parse(
+      "arch: hopper\nsms: 4\ngpc_sms: [2, 1]\nboost_clock_mhz: 1\nbf16_tflops: 1\nmemory_gb: 1\n"
+      "memory_bw_gb_per_s: 1\nl2_mb: 1\ntdp_w: 1\n",
+      "hw.yaml");
+  CHECK_THROWS_WITH(Catalog::load_gpu(bad_sum), Contains("sum to 3, expected sms = 4"));
+}
