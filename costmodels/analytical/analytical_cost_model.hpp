@@ -22,16 +22,18 @@ namespace servesim {
 // CUDA graphs (ReplicaSpec::cuda_graphs) apply to decode-only steps: smaller launch floors and
 // host floor.
 //
-// Config keys: kind, terms (map of AnalyticalTerms switches), table_max_tokens (default 8192).
+// Config keys: kind, terms (map of AnalyticalTerms switches), table_max_tokens (default 16384).
 // Speed: the token-dependent part of a step is tabulated per replica spec on first use (a few
 // ms), so step() is a table lookup plus a pass over the batch's requests.
+// Tables are keyed by the addresses of the replica's GpuSpec and ModelSpec (as the catalog hands
+// them out): those specs must outlive the model and must not change.
 // Threading: step() is const and safe to call concurrently; the per-replica tables are built
 // under a lock and never change afterwards.
 class AnalyticalCostModel final : public CostModel {
  public:
   struct Options {
     AnalyticalTerms terms;
-    int table_max_tokens = 8192;
+    int table_max_tokens = 16384;
     int graph_table_max_tokens = 1024;
   };
   explicit AnalyticalCostModel(Options options);

@@ -1,0 +1,130 @@
+#include <deque>
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "costmodels/analytical/analytical_cost_model.hpp"
+#include "costmodels/analytical/calibration.hpp"
+#include "costmodels/analytical/profile_validation.hpp"
+#include "sim/catalog.hpp"
+#include "tests/costmodels/test_specs.hpp"
+
+using namespace servesim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCompute = std::string(SERVESIM_SHARED_DIR) + "/data/vidur/profiling/compute";
+
+Catalog& catalog() {
+  static Catalog c({std::string(SERVESIM_SOURCE_DIR) + "/configs"});
+  return c;
+}
+
+const GpuSpec& gpu(const std::string& name) {
+  return catalog().gpu(name, ConfigNode::parse("x", "test"));
+}
+
+ProfileValidation validate(const std::string& gpu_name, const std::string& dir,
+                           const std::string& model) {
+  const GpuSpec& g = gpu(gpu_name);
+  const auto rows = read_vidur_mlp(kCompute + "/" + dir + "/" + model + "/mlp.csv");
+  return validate_profile(rows, model, g, nullptr, AnalyticalParams::for_gpu(g), AnalyticalTerms{});
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the analytical model keeps Llama-2-7B MLP-block error within its targets on A100 "
+    "and H100",
+    "[costmodels][accuracy]") {
+  if (!fs::is_directory(kCompute)) {
+    WARN("skipped: " << kCompute << " is absent");
+    return;
+  }
+  // A100 is the home profile (constants fitted there); H100 is the transfer test (nothing
+  // fitted on it). Thresholds are the measured values at commit time plus a small margin.
+  const ProfileValidation a = validate("a100", "a100", "meta-llama/Llama-2-7b-hf");
+  CHECK(a.slices.front().block.mape() < 5.0);
+  CHECK(a.slices.front().prefill_block.mape() < 5.0);
+  for (std::size_t i = 1; i < a.slices.size(); ++i) {
+    INFO("A100 TP" << a.slices[i].tp);
+    CHECK(a.slices[i].block.mape() < 6.0);
+  }
+  const ProfileValidation h = validate("h100", "h100", "meta-llama/Llama-2-7b-hf");
+  CHECK(h.slices.front().block.mape() < 8.0);
+  for (std::size_t i = 1; i < h.slices.size(); ++i) {
+    INFO("H100 TP" << h.slices[i].tp);
+    CHECK(h.slices[i].block.mape() < 9.0);
+  }
+}
+
+TEST_CASE("costmodel fit on the A100 profile reproduces the shipped A100 constants",
+          "[costmodels][accuracy]") {
+  if (!fs::is_directory(kCompute)) {
+    WARN("skipped: " << kCompute << " is absent");
+    return;
+  }
+  const GpuSpec& g = gpu("a100");
+  const AnalyticalParams shipped = AnalyticalParams::for_gpu(g);
+  std::vector<std::pair<std::string, std::vector<VidurMlpRow>>> data;
+  std::vector<ModelSpec> models;
+  for (const auto& [id, path] : find_mlp_profiles(kCompute + "/a100")) {
+    data.emplace_back(path, read_vidur_mlp(path));
+    const ModelSpec* m = nullptr;
+    for (const auto& n : catalog().model_names()) {
+      if (n == id) m = &catalog().model(n, ConfigNode::parse("x", "test"));
+    }
+    models.push_back(model_from_profile(data.back().second.front(), id, m));
+  }
+  REQUIRE(data.size() == 6);
+  const FitReport fit = fit_home_constants(data, models, g, shipped);
+  CHECK(fit.params.gemm_efficiency == Approx(shipped.gemm_efficiency).margin(0.002));
+  CHECK(fit.params.gemm_launch_ns == Approx(shipped.gemm_launch_ns).margin(50));
+  CHECK(fit.params.eta_max == Approx(shipped.eta_max).margin(0.002));
+  CHECK(fit.params.x_half == Approx(shipped.x_half).margin(0.002));
+  for (LightKernel k : {LightKernel::kRmsNorm, LightKernel::kRope, LightKernel::kSiluMul,
+                        LightKernel::kAdd, LightKernel::kEmbedding}) {
+    INFO(light_kernel_name(k));
+    const auto i = static_cast<std::size_t>(k);
+    CHECK(fit.params.light[i].floor_ns == Approx(shipped.light[i].floor_ns).margin(2));
+    CHECK(fit.params.light[i].bw_fraction == Approx(shipped.light[i].bw_fraction).margin(1e-3));
+  }
+}
+
+TEST_CASE("on every catalog GPU more tokens are never faster and more bandwidth never slower",
+          "[costmodels][monotone]") {
+  const ModelSpec model = testing::llama2_7b_like();
+  AnalyticalCostModel::Options o;
+  o.table_max_tokens = 2048;
+  const AnalyticalCostModel cm(o);
+  std::deque<GpuSpec> faster_specs;  // the model caches by spec address: keep them all alive
+  for (const std::string& name : catalog().gpu_names()) {
+    INFO("gpu " << name);
+    const GpuSpec& g = gpu(name);
+    GpuSpec& faster = faster_specs.emplace_back(g);
+    faster.memory_bw_gb_per_s *= 1.5;
+    for (int tp : {1, 4}) {
+      const ReplicaSpec r = testing::replica_of(g, model, tp);
+      const ReplicaSpec rf = testing::replica_of(faster, model, tp);
+      SimTime prev = 0;
+      for (std::int32_t t = 1; t <= 4096; t = t * 3 / 2 + 1) {
+        BatchShape b;
+        b.prefills.push_back({t, 0});
+        const SimTime now = cm.step(b, r).total_ns;
+        CHECK(now >= prev);
+        CHECK(cm.step(b, rf).total_ns <= now);
+        prev = now;
+      }
+      prev = 0;
+      for (int n = 1; n <= 256; n *= 2) {
+        BatchShape b;
+        b.decode_contexts.assign(static_cast<std::size_t>(n), 1000);
+        const SimTime now = cm.step(b, r).total_ns;
+        CHECK(now >= prev);
+        CHECK(cm.step(b, rf).total_ns <= now);
+        prev = now;
+      }
+    }
+  }
+}

@@ -1,0 +1,3 @@
+# bench_costmodel: ns per CostModel::step() (not in CTest). Included from tools/bench/CMakeLists.txt.
+add_executable(bench_costmodel ${CMAKE_CURRENT_LIST_DIR}/bench_costmodel.cpp)
+target_link_libraries(bench_costmodel PRIVATE servesim::costmodels servesim_warnings)
