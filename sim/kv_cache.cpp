@@ -25,9 +25,77 @@ bool KvCache::grow(std::int64_t& held, std::int64_t tokens, bool keep_watermark)
   if (extra == 0) return true;
   const std::int64_t reserve = keep_watermark ? watermark_blocks_ : 0;
   if (free_blocks() - extra < reserve) return false;
-  used_ += extra;
+  take(extra);
   held += extra;
   return true;
+}
+
+void KvCache::take(std::int64_t blocks) {
+  // Never-used blocks first; then evict cached prefixes, least recently freed first.
+  const std::int64_t empty = total_ - used_ - cached_free_;
+  for (std::int64_t i = empty; i < blocks; ++i) evict_one();
+  used_ += blocks;
+}
+
+void KvCache::evict_one() {
+  const auto key = lru_.front();
+  lru_.pop_front();
+  cached_.erase(key);
+  --cached_free_;
+  ++evictions_;
+}
+
+std::int64_t KvCache::cached_prefix(std::int64_t group, std::int64_t max_blocks) const {
+  if (!prefix_caching_ || group < 0) return 0;
+  std::int64_t n = 0;
+  while (n < max_blocks && cached_.count({group, n})) ++n;
+  return n;
+}
+
+bool KvCache::acquire_prefix(std::int64_t group, std::int64_t n, std::int64_t& held,
+                             std::int64_t& shared, bool keep_watermark) {
+  if (n <= 0) return true;
+  std::int64_t revived = 0;  // free cached blocks that become used again
+  for (std::int64_t i = 0; i < n; ++i) revived += cached_.at({group, i}).refs == 0;
+  const std::int64_t reserve = keep_watermark ? watermark_blocks_ : 0;
+  if (free_blocks() - revived < reserve) return false;
+  for (std::int64_t i = 0; i < n; ++i) {
+    Entry& e = cached_.at({group, i});
+    if (e.refs++ == 0) {
+      lru_.erase(e.lru);
+      --cached_free_;
+      ++used_;
+    }
+  }
+  held = n;
+  shared = n;
+  return true;
+}
+
+void KvCache::publish_prefix(std::int64_t group, std::int64_t computed_blocks, std::int64_t& held,
+                             std::int64_t& shared) {
+  if (!prefix_caching_ || group < 0) return;
+  while (shared < computed_blocks && shared < held) {
+    auto [it, inserted] = cached_.try_emplace({group, shared});
+    if (!inserted) return;  // someone else's copy is cached: keep ours private from here on
+    it->second.refs = 1;    // the block moves from this request's private to shared, still used
+    ++shared;
+  }
+}
+
+void KvCache::release(std::int64_t& held, std::int64_t& shared, std::int64_t group) {
+  used_ -= held - shared;
+  // Tail blocks of the prefix enter the LRU first so they are evicted before its head.
+  for (std::int64_t i = shared - 1; i >= 0; --i) {
+    Entry& e = cached_.at({group, i});
+    if (--e.refs == 0) {
+      e.lru = lru_.insert(lru_.end(), {group, i});
+      ++cached_free_;
+      --used_;
+    }
+  }
+  held = 0;
+  shared = 0;
 }
 
 void KvCache::release(std::int64_t& held) {

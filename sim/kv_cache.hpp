@@ -1,12 +1,22 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
+#include <map>
+#include <utility>
 
 namespace servesim {
 
 // Paged KV-cache block accounting for one replica. Blocks are counted, not addressed; each request
 // keeps its own count (`held`, passed by reference) so grow and release stay O(1).
-// Invariants: 0 ≤ used ≤ total; used == Σ held over the requests of this replica.
+//
+// With prefix caching on (vLLM's automatic prefix caching at block granularity), the full blocks
+// of a shared prefix are identified by (prefix group, block index). A request that computed such
+// a block publishes it; later requests of the group take references instead of recomputing. A
+// block whose last reference goes stays cached but free (evictable, LRU: the least recently freed,
+// tail blocks of a prefix first) until an allocation needs it.
+// Invariants: 0 ≤ used ≤ total; used == Σ private blocks + shared blocks with references;
+// free == total − used includes the cached-but-free blocks.
 class KvCache {
  public:
   KvCache(std::int64_t total_blocks, std::int32_t block_size, double watermark);
@@ -30,11 +40,53 @@ class KvCache {
   // A request of `tokens` total could ever fit (empty cache, watermark kept).
   bool can_ever_fit(std::int64_t tokens) const;
 
+  // --- prefix caching (no-ops while disabled) ---
+  void set_prefix_caching(bool on) { prefix_caching_ = on; }
+  bool prefix_caching() const { return prefix_caching_; }
+  // Leading blocks of `group` that are cached (in use or free), at most `max_blocks`.
+  std::int64_t cached_prefix(std::int64_t group, std::int64_t max_blocks) const;
+  // Takes references on the first `n` (cached) blocks of `group` for a request holding nothing:
+  // held = shared = n. False (and no change) when that would dig into the watermark.
+  bool acquire_prefix(std::int64_t group, std::int64_t n, std::int64_t& held, std::int64_t& shared,
+                      bool keep_watermark);
+  // The request's first `computed_blocks` blocks are computed: publishes its private blocks of the
+  // prefix [shared, computed_blocks) as cached shared blocks (stops at a block another request
+  // already published: the request keeps its duplicate private).
+  void publish_prefix(std::int64_t group, std::int64_t computed_blocks, std::int64_t& held,
+                      std::int64_t& shared);
+  // Frees a request's blocks: private ones return to the pool, shared ones lose a reference.
+  void release(std::int64_t& held, std::int64_t& shared, std::int64_t group);
+  // Statistics of admissions: prefix blocks looked up and found.
+  void record_prefix_lookup(std::int64_t queried, std::int64_t hit) {
+    query_blocks_ += queried;
+    hit_blocks_ += hit;
+  }
+  std::int64_t cached_free_blocks() const { return cached_free_; }
+  std::int64_t prefix_hit_blocks() const { return hit_blocks_; }
+  std::int64_t prefix_query_blocks() const { return query_blocks_; }
+  std::int64_t prefix_evictions() const { return evictions_; }
+
  private:
   std::int64_t total_;
   std::int32_t block_size_;
   std::int64_t watermark_blocks_;
+  // Makes room for `blocks` new private blocks by evicting cached-free blocks if needed.
+  void take(std::int64_t blocks);
+  void evict_one();
+
   std::int64_t used_ = 0;
+
+  struct Entry {
+    std::int32_t refs = 0;
+    std::list<std::pair<std::int64_t, std::int64_t>>::iterator lru;  // valid when refs == 0
+  };
+  bool prefix_caching_ = false;
+  std::map<std::pair<std::int64_t, std::int64_t>, Entry> cached_;  // (group, block) -> entry
+  std::list<std::pair<std::int64_t, std::int64_t>> lru_;           // free cached, oldest first
+  std::int64_t cached_free_ = 0;
+  std::int64_t hit_blocks_ = 0;
+  std::int64_t query_blocks_ = 0;
+  std::int64_t evictions_ = 0;
 };
 
 }  // namespace servesim

@@ -32,6 +32,7 @@ struct Request {
   std::int32_t cached_prefix = 0;  // tokens served from the prefix cache at the last admission
   std::int32_t preemptions = 0;
   std::int64_t kv_blocks = 0;    // blocks held in the replica's KV cache
+  std::int64_t kv_shared = 0;    // of which leading prefix-cache blocks shared with others
   std::int32_t step_tokens = 0;  // tokens scheduled in the step being formed or run (0 = none)
   SimTime first_scheduled = -1;
   SimTime first_token = -1;

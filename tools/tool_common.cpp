@@ -97,9 +97,10 @@ BuiltRun build_run(const RunConfig& config) {
     }
     for (int i = 0; i < g.count; ++i) {
       auto scheduler = make_replica_scheduler(config.scheduler, options);
-      run.fleet.push_back(std::make_unique<Replica>(
-          next_id++, spec, std::move(scheduler),
-          KvCache(blocks, options.block_size, options.watermark), options.max_model_len));
+      KvCache kv(blocks, options.block_size, options.watermark);
+      kv.set_prefix_caching(options.enable_prefix_caching);
+      run.fleet.push_back(std::make_unique<Replica>(next_id++, spec, std::move(scheduler), kv,
+                                                    options.max_model_len));
     }
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));

@@ -36,15 +36,8 @@ void SarathiScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
   if (batch.preempted > 0) return;
   while (budget > 0 && !waiting_.empty() &&
          static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
-    Request* r = waiting_.front();
-    const std::int32_t chunk = std::min(r->pending_tokens(), budget);
-    if (!kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + chunk,
-                 /*keep_watermark=*/true)) {
-      break;
-    }
-    admit_head();
-    schedule(batch, r, chunk);
-    budget -= chunk;
+    if (!admit_head_into(batch, kv, budget, /*whole=*/false)) break;
+    budget -= batch.entries.back().tokens;
   }
 }
 

@@ -18,7 +18,7 @@ void SchedulerBase::preempt(Request* r, KvCache& kv, Batch& batch) {
             e.end());
     r->step_tokens = 0;
   }
-  kv.release(r->kv_blocks);
+  free_kv(r, kv);
   r->computed = 0;
   ++r->preemptions;
   ++batch.preempted;
@@ -40,14 +40,67 @@ void SchedulerBase::admit_head() {
   waiting_.pop_front();
 }
 
+namespace {
+// Prompt tokens of r that may come from the prefix cache: full blocks of its shared prefix,
+// never the whole prompt (vLLM recomputes at least the last token to produce logits).
+std::int64_t cacheable_prefix_blocks(const Request& r, std::int32_t block_size) {
+  if (r.spec.prefix_group < 0) return 0;
+  const std::int64_t tokens = std::min<std::int64_t>(r.spec.prefix_tokens, r.target_tokens() - 1);
+  return tokens > 0 ? tokens / block_size : 0;
+}
+}  // namespace
+
+bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole) {
+  Request* r = waiting_.front();
+  std::int64_t hits = 0;
+  std::int64_t queried = 0;
+  if (kv.prefix_caching() && r->kv_blocks == 0) {
+    queried = cacheable_prefix_blocks(*r, kv.block_size());
+    hits = kv.cached_prefix(r->spec.prefix_group, queried);
+    if (hits > 0) {
+      if (!kv.acquire_prefix(r->spec.prefix_group, hits, r->kv_blocks, r->kv_shared,
+                             /*keep_watermark=*/true)) {
+        return false;
+      }
+      r->computed = static_cast<std::int32_t>(hits * kv.block_size());
+    }
+  }
+  const std::int32_t pending = r->pending_tokens();
+  const std::int32_t chunk = std::min(pending, budget);
+  const bool fits_budget = !whole || pending <= budget;
+  if (!fits_budget || !kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + chunk,
+                               /*keep_watermark=*/true)) {
+    if (hits > 0) {
+      free_kv(r, kv);
+      r->computed = 0;
+    }
+    return false;
+  }
+  kv.record_prefix_lookup(queried, hits);
+  r->cached_prefix = static_cast<std::int32_t>(hits * kv.block_size());
+  admit_head();
+  schedule(batch, r, chunk);
+  return true;
+}
+
+void SchedulerBase::free_kv(Request* r, KvCache& kv) {
+  kv.release(r->kv_blocks, r->kv_shared, r->spec.prefix_group);
+}
+
 void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache& kv,
                                    std::vector<Request*>& finished) {
   bool any_done = false;
   for (const auto& e : batch.entries) {
-    if (e.request->done()) {
-      kv.release(e.request->kv_blocks);
-      finished.push_back(e.request);
+    Request* r = e.request;
+    if (r->done()) {
+      free_kv(r, kv);
+      finished.push_back(r);
       any_done = true;
+    } else if (kv.prefix_caching() && r->spec.prefix_group >= 0) {
+      const std::int64_t prefix = std::min(r->spec.prefix_tokens, r->spec.prompt_tokens);
+      const std::int64_t computed_blocks =
+          std::min<std::int64_t>(r->computed, prefix) / kv.block_size();
+      kv.publish_prefix(r->spec.prefix_group, computed_blocks, r->kv_blocks, r->kv_shared);
     }
   }
   if (any_done) {

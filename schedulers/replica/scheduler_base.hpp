@@ -36,6 +36,13 @@ class SchedulerBase : public ReplicaScheduler {
   bool grow_or_preempt(Request* r, std::int32_t tokens, KvCache& kv, Batch& batch);
   // Moves the head of the waiting queue to the running list.
   void admit_head();
+  // Admits the head of the waiting queue with a first chunk of up to `budget` tokens (the whole
+  // remaining prompt when `whole`): reuses its cached prefix blocks (prefix caching), allocates
+  // KV above the watermark, moves it to running and schedules it. False (nothing changed) when
+  // the blocks are short or, with `whole`, the prompt exceeds the budget.
+  bool admit_head_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole);
+  // Frees every KV block of r (private ones, and its references on shared prefix blocks).
+  static void free_kv(Request* r, KvCache& kv);
 
   SchedulerOptions options_;
   std::deque<Request*> waiting_;

@@ -24,6 +24,7 @@ SchedulerOptions parse_scheduler_options(const ConfigNode& node) {
   o.watermark = node.get_fraction("watermark", o.watermark);
   o.max_model_len = static_cast<std::int32_t>(node.get_positive_int("max_model_len", 0));
   o.enable_chunked_prefill = node.get_bool("enable_chunked_prefill", false);
+  o.enable_prefix_caching = node.get_bool("enable_prefix_caching", false);
   return o;
 }
 

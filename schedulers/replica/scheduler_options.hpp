@@ -16,6 +16,7 @@ struct SchedulerOptions {
   double watermark = 0.01;          // fraction of blocks kept free at admission
   std::int32_t max_model_len = 0;   // 0 = the model's max_position_embeddings
   bool enable_chunked_prefill = false;
+  bool enable_prefix_caching = false;  // vLLM automatic prefix caching (block level)
 };
 
 // Keys every scheduler kind accepts (each kind may add its own).

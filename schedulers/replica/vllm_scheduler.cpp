@@ -13,16 +13,8 @@ VllmScheduler::VllmScheduler(SchedulerOptions options) : SchedulerBase(options) 
 void VllmScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
   std::int32_t budget = options_.max_num_batched_tokens;
   while (!waiting_.empty() && static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
-    Request* r = waiting_.front();
-    const std::int32_t tokens = r->pending_tokens();
-    if (tokens > budget) break;
-    if (!kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + tokens,
-                 /*keep_watermark=*/true)) {
-      break;
-    }
-    admit_head();
-    schedule(batch, r, tokens);
-    budget -= tokens;
+    if (!admit_head_into(batch, kv, budget, /*whole=*/true)) break;
+    budget -= batch.entries.back().tokens;
   }
   if (!batch.empty()) return;
   for (std::size_t i = 0; i < running_.size(); ++i) {

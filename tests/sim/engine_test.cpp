@@ -173,3 +173,32 @@ TEST_CASE("Round robin spreads requests over replicas", "[engine]") {
 }
 
 }  // namespace servesim
+
+namespace servesim {
+
+TEST_CASE("With prefix caching a request reuses its group's cached system prompt", "[engine]") {
+  Fixture f;
+  f.fleet[0]->kv.set_prefix_caching(true);
+  // Same group, 100-token shared prefix (6 full blocks = 96 tokens), 300-token prompts.
+  RequestSpec a = spec(0, 300, 2);
+  RequestSpec b = spec(100, 300, 2);
+  RequestSpec c = spec(200, 300, 2);
+  a.prefix_group = b.prefix_group = 5;
+  c.prefix_group = 6;
+  a.prefix_tokens = b.prefix_tokens = c.prefix_tokens = 100;
+  ListWorkload w({a, b, c});
+  Recorder rec;
+  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  engine.run();
+  REQUIRE(rec.steps.size() == 6);
+  CHECK(rec.steps[0].prefill_tokens == 300);       // A computes everything
+  CHECK(rec.steps[2].prefill_tokens == 300 - 96);  // B reuses 6 blocks
+  CHECK(rec.steps[4].prefill_tokens == 300);       // C is another group
+  // B's TTFT: 204 tokens × 10 µs.
+  CHECK(rec.done[1].first_token_ns - rec.done[1].arrival_ns == 2'040'000);
+  CHECK(f.fleet[0]->kv.prefix_hit_blocks() == 6);
+  CHECK(f.fleet[0]->kv.prefix_query_blocks() == 18);
+  CHECK(f.fleet[0]->kv.used_blocks() == 0);
+}
+
+}  // namespace servesim

@@ -45,3 +45,71 @@ TEST_CASE("The watermark keeps blocks free for new admissions only", "[kv_cache]
   CHECK(kv.can_ever_fit(16 * 95));
   CHECK_FALSE(kv.can_ever_fit(16 * 95 + 1));
 }
+
+TEST_CASE("Prefix blocks are published, shared by reference and cached after release",
+          "[kv_cache][prefix]") {
+  KvCache kv(20, 16, 0.0);
+  kv.set_prefix_caching(true);
+  // Request A (group 7) computes 3 full prefix blocks of a 5-block prompt.
+  std::int64_t a = 0, a_shared = 0;
+  REQUIRE(kv.grow(a, 80));
+  kv.publish_prefix(7, 3, a, a_shared);
+  CHECK(a_shared == 3);
+  CHECK(kv.used_blocks() == 5);  // publishing moves blocks, it does not copy them
+  CHECK(kv.cached_prefix(7, 4) == 3);
+  CHECK(kv.cached_prefix(8, 4) == 0);
+  // Request B of the same group takes references: no new blocks for the prefix.
+  std::int64_t b = 0, b_shared = 0;
+  REQUIRE(kv.acquire_prefix(7, 3, b, b_shared, true));
+  CHECK(kv.used_blocks() == 5);
+  REQUIRE(kv.grow(b, 64));  // one private block for B's own tokens
+  CHECK(b == 4);
+  CHECK(kv.used_blocks() == 6);
+  // A leaves: its 2 private blocks return; the shared ones stay in use by B.
+  kv.release(a, a_shared, 7);
+  CHECK(kv.used_blocks() == 4);
+  CHECK(kv.cached_free_blocks() == 0);
+  // B leaves: the prefix stays cached but free.
+  kv.release(b, b_shared, 7);
+  CHECK(kv.used_blocks() == 0);
+  CHECK(kv.cached_free_blocks() == 3);
+  CHECK(kv.free_blocks() == 20);
+  CHECK(kv.cached_prefix(7, 3) == 3);
+}
+
+TEST_CASE("Cached free prefix blocks are evicted only when empty blocks run out, tail first",
+          "[kv_cache][prefix]") {
+  KvCache kv(10, 16, 0.0);
+  kv.set_prefix_caching(true);
+  std::int64_t a = 0, a_shared = 0;
+  REQUIRE(kv.grow(a, 64));
+  kv.publish_prefix(1, 4, a, a_shared);
+  kv.release(a, a_shared, 1);
+  CHECK(kv.cached_free_blocks() == 4);
+  std::int64_t b = 0;
+  REQUIRE(kv.grow(b, 16 * 6));  // the 6 never-used blocks: nothing evicted
+  CHECK(kv.prefix_evictions() == 0);
+  CHECK(kv.cached_prefix(1, 4) == 4);
+  REQUIRE(kv.grow(b, 16 * 7));  // one more: evicts the prefix's last block
+  CHECK(kv.prefix_evictions() == 1);
+  CHECK(kv.cached_prefix(1, 4) == 3);
+  CHECK(kv.used_blocks() == 7);
+  CHECK(kv.free_blocks() == 3);
+}
+
+TEST_CASE("A duplicate prefix computed in parallel stays private", "[kv_cache][prefix]") {
+  KvCache kv(20, 16, 0.0);
+  kv.set_prefix_caching(true);
+  std::int64_t a = 0, as = 0, b = 0, bs = 0;
+  REQUIRE(kv.grow(a, 48));
+  REQUIRE(kv.grow(b, 48));
+  kv.publish_prefix(3, 2, a, as);
+  kv.publish_prefix(3, 2, b, bs);
+  CHECK(as == 2);
+  CHECK(bs == 0);
+  CHECK(kv.used_blocks() == 6);
+  kv.release(a, as, 3);
+  kv.release(b, bs, 3);
+  CHECK(kv.used_blocks() == 0);
+  CHECK(kv.cached_free_blocks() == 2);
+}
