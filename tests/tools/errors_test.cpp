@@ -1,0 +1,138 @@
+// Bad inputs make `simulate` exit 1 with a message that says where (file:line:col, or the --set
+// that caused it) and what was expected; usage errors exit 2. Fixtures live in tests/tools/bad/.
+#include <catch2/catch.hpp>
+
+#include "tests/tools/tool_runner.hpp"
+
+namespace servesim::test {
+namespace {
+
+// Runs simulate on a config and returns what it printed, requiring exit status 1.
+// Each test gets its own folder: CTest runs the test cases in parallel.
+std::string bad_input_message(const std::string& dir_name, const std::vector<std::string>& args) {
+  const auto dir = fresh_dir("bad_" + dir_name);
+  std::vector<std::string> all = args;
+  all.insert(all.end(), {"--out", dir.string(), "--quiet"});
+  const auto r = run_simulate(all);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  return r.output;
+}
+
+std::string bad_file_message(const std::string& name) {
+  return bad_input_message(name, {"tests/tools/bad/" + name});
+}
+
+}  // namespace
+
+TEST_CASE("an unknown top-level key is an error at its line and column listing the known keys",
+          "[errors]") {
+  const auto out = bad_file_message("unknown_top_level_key.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_top_level_key.yaml:4:1: unknown key "
+                                  "'schedular'"));
+  CHECK_THAT(out, Catch::Contains("known: ") && Catch::Contains("scheduler"));
+}
+
+TEST_CASE("an unknown key inside the scheduler section is an error naming the section",
+          "[errors]") {
+  const auto out = bad_file_message("unknown_scheduler_key.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_scheduler_key.yaml:6:3: unknown key "
+                                  "'chunk_sise' in scheduler"));
+  CHECK_THAT(out, Catch::Contains("chunk_size"));
+}
+
+TEST_CASE("an unknown scheduler kind is an error listing the known kinds", "[errors]") {
+  const auto out = bad_file_message("unknown_scheduler_kind.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_scheduler_kind.yaml:4:19:"));
+  CHECK_THAT(out, Catch::Contains("unknown scheduler 'sarathy' (known: orca, sarathi, vllm"));
+}
+
+TEST_CASE("an unknown cost model kind is an error listing the known kinds", "[errors]") {
+  const auto out = bad_file_message("unknown_cost_model.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_cost_model.yaml:5:20:"));
+  CHECK_THAT(out, Catch::Contains("unknown cost model 'rooflime' (known: "));
+  CHECK_THAT(out, Catch::Contains("fixed") && Catch::Contains("roofline"));
+}
+
+TEST_CASE("an unknown GPU is an error listing the known GPUs", "[errors]") {
+  const auto out = bad_file_message("unknown_gpu.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_gpu.yaml:3:17:"));
+  CHECK_THAT(out, Catch::Contains("unknown GPU 'h300' (known: "));
+  CHECK_THAT(out, Catch::Contains("a100-80gb") && Catch::Contains("h200"));
+}
+
+TEST_CASE("an unknown model is an error listing the known models", "[errors]") {
+  const auto out = bad_file_message("unknown_model.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_model.yaml:2:8:"));
+  CHECK_THAT(out, Catch::Contains("unknown model 'meta-llama/Llama-9-7b-hf'"));
+  CHECK_THAT(out, Catch::Contains("meta-llama/Llama-2-7b-hf"));
+}
+
+TEST_CASE("a negative qps given with --set is an error naming the --set", "[errors]") {
+  const auto out = bad_input_message("negative_qps", {"tests/tools/configs/golden_fixed.yaml",
+                                                      "--set", "workload.arrival.qps=-1"});
+  CHECK_THAT(out, Catch::Contains("--set workload.arrival.qps=-1:"));
+  CHECK_THAT(out, Catch::Contains("expected a positive number, got -1"));
+}
+
+TEST_CASE("a trace without a required column is an error naming the column", "[errors]") {
+  const auto out = bad_file_message("trace_missing_column.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/missing_column.csv:1:"));
+  CHECK_THAT(out, Catch::Contains("missing column 'num_decode_tokens'"));
+}
+
+TEST_CASE("a trace whose arrivals go back in time is an error at that row", "[errors]") {
+  const auto out = bad_file_message("trace_unsorted.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/unsorted.csv:4:"));
+  CHECK_THAT(out, Catch::Contains("'0.25'") && Catch::Contains("expected rows sorted by arrival"));
+}
+
+TEST_CASE("a NaN arrival in a trace is an error at that row", "[errors]") {
+  const auto out = bad_file_message("trace_nan.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/nan.csv:3:"));
+  CHECK_THAT(out, Catch::Contains("column 'arrived_at': expected") && Catch::Contains("'nan'"));
+}
+
+TEST_CASE("a word where a number belongs is an error at its line and column", "[errors]") {
+  const auto out = bad_file_message("non_numeric_value.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/non_numeric_value.yaml:7:32:"));
+  CHECK_THAT(out, Catch::Contains("expected a number, got 'fast'"));
+}
+
+TEST_CASE("a YAML syntax error is an error at its line and column", "[errors]") {
+  const auto out = bad_file_message("yaml_syntax_error.yaml");
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad/yaml_syntax_error.yaml:4:10:"));
+  CHECK_THAT(out, Catch::Contains("end of map flow not found"));
+}
+
+TEST_CASE("a bad input writes no summary.json", "[errors]") {
+  const auto dir = fresh_dir("bad_input_no_outputs");
+  const auto r = run_simulate({"tests/tools/bad/unknown_gpu.yaml", "--out", dir.string()});
+  CHECK(r.exit_code == 1);
+  CHECK_FALSE(std::filesystem::exists(dir / "summary.json"));
+}
+
+TEST_CASE("simulate without a config is a usage error", "[usage]") {
+  const auto r = run_simulate({});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("config"));
+}
+
+TEST_CASE("simulate with an unknown flag is a usage error naming the flag", "[usage]") {
+  const auto r = run_simulate({"tests/tools/configs/golden_fixed.yaml", "--bogus"});
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--bogus"));
+}
+
+TEST_CASE("simulate --help exits 0 and lists its options", "[usage]") {
+  const auto r = run_simulate({"--help"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  for (const char* flag : {"--set", "--out", "--seed", "--quiet"}) {
+    CHECK_THAT(r.output, Catch::Contains(flag));
+  }
+}
+
+}  // namespace servesim::test

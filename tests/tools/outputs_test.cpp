@@ -1,0 +1,171 @@
+// The files `simulate` writes: their presence and format, the stable keys of summary.json,
+// byte-identical reruns for one seed, and --set overrides reaching the run.
+#include <algorithm>
+#include <cstdlib>
+
+#include <catch2/catch.hpp>
+
+#include "tests/tools/tool_runner.hpp"
+
+namespace servesim::test {
+namespace fs = std::filesystem;
+namespace {
+
+const char* const kSeeded = "tests/tools/configs/seeded.yaml";
+
+fs::path run_ok(const std::string& name, std::vector<std::string> args) {
+  const auto dir = fresh_dir(name);
+  args.insert(args.end(), {"--out", dir.string(), "--quiet"});
+  const auto r = run_simulate(args);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return dir;
+}
+
+void require_stats(const nlohmann::json& m) {
+  for (const char* k : {"mean", "p50", "p90", "p99", "max"}) {
+    INFO(k);
+    REQUIRE(m.contains(k));
+    CHECK(m[k].is_number());
+  }
+}
+
+long long max_prefill_tokens(const fs::path& steps_csv) {
+  const CsvTable steps(steps_csv);
+  long long most = 0;
+  for (std::size_t i = 0; i < steps.rows().size(); ++i) {
+    most = std::max(most, steps.integer(i, "prefill_tokens"));
+  }
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("the same config and seed give byte-identical output files", "[determinism]") {
+  const auto a = run_ok("determinism_a", {kSeeded});
+  const auto b = run_ok("determinism_b", {kSeeded});
+  for (const char* f :
+       {"summary.json", "requests.h5", "steps.h5", "trace.json", "requests.csv", "steps.csv"}) {
+    INFO(f);
+    REQUIRE(fs::exists(a / f));
+    CHECK(read_text(a / f) == read_text(b / f));
+  }
+}
+
+TEST_CASE("a different --seed gives different requests", "[determinism]") {
+  const auto a = run_ok("seed_7", {kSeeded});
+  const auto b = run_ok("seed_8", {kSeeded, "--seed", "8"});
+  CHECK(read_text(a / "requests.csv") != read_text(b / "requests.csv"));
+  CHECK(read_json(a / "summary.json")["seed"] == 7);
+  CHECK(read_json(b / "summary.json")["seed"] == 8);
+}
+
+TEST_CASE("summary.json has the documented stable keys", "[outputs]") {
+  const auto dir = run_ok("summary_keys", {kSeeded});
+  const auto j = read_json(dir / "summary.json");
+  // README "Metrics (summary.json)": stable top-level keys.
+  for (const char* k : {"name", "seed", "cost_model", "workload", "requests", "makespan_s", "steps",
+                        "throughput", "latency_ms", "percentiles_exact", "slo", "replicas",
+                        "energy_j", "energy_j_per_output_token", "outputs"}) {
+    INFO(k);
+    CHECK(j.contains(k));
+  }
+  CHECK(j["name"] == "seeded");
+  CHECK(j["cost_model"] == "roofline");
+  CHECK(j["percentiles_exact"] == true);
+  const auto& req = j.at("requests");
+  for (const char* k : {"arrived", "finished", "rejected", "preemptions", "preempted_requests",
+                        "prompt_tokens", "output_tokens"}) {
+    INFO(k);
+    CHECK(req.at(k).is_number_integer());
+  }
+  CHECK(req["arrived"] == 200);
+  CHECK(req["arrived"].get<long long>() ==
+        req["finished"].get<long long>() + req["rejected"].get<long long>());
+  CHECK(j.at("makespan_s").get<double>() > 0);
+  CHECK(j.at("throughput").at("requests_per_s").get<double>() > 0);
+  CHECK(j.at("throughput").at("output_tokens_per_s").get<double>() > 0);
+  CHECK(j.at("throughput").at("prefill_tokens_per_s").get<double>() > 0);
+  for (const char* k : {"ttft", "tbt", "tpot", "e2e", "scheduling_delay"}) {
+    INFO(k);
+    require_stats(j.at("latency_ms").at(k));
+  }
+  // Every finished request has a TTFT and an E2E.
+  CHECK(j["latency_ms"]["ttft"]["count"] == req["finished"]);
+  CHECK(j["latency_ms"]["e2e"]["count"] == req["finished"]);
+  // seeded.yaml sets an SLO; the object carries attainment and goodput.
+  const auto& slo = j.at("slo");
+  REQUIRE(slo.is_object());
+  CHECK(slo.at("attainment").get<double>() >= 0);
+  CHECK(slo.at("attainment").get<double>() <= 1);
+  CHECK(slo.at("goodput_requests_per_s").is_number());
+  CHECK(slo.at("met").is_number_integer());
+  REQUIRE(j.at("replicas").size() == 2);
+  for (const auto& r : j["replicas"]) {
+    for (const char* k : {"id", "gpu", "tp", "scheduler", "kv_blocks", "steps", "energy_j"}) {
+      INFO(k);
+      CHECK(r.contains(k));
+    }
+    CHECK(r.at("busy_fraction").get<double>() > 0);
+    CHECK(r.at("busy_fraction").get<double>() <= 1);
+  }
+  // outputs.files names exactly the files in the folder.
+  std::vector<std::string> listed = j.at("outputs").at("files").get<std::vector<std::string>>();
+  std::vector<std::string> present;
+  for (const auto& e : fs::directory_iterator(dir)) present.push_back(e.path().filename().string());
+  std::sort(listed.begin(), listed.end());
+  std::sort(present.begin(), present.end());
+  CHECK(listed == present);
+  CHECK(j["outputs"].at("notes").is_array());
+}
+
+TEST_CASE("summary.json has a null slo when the config sets none", "[outputs]") {
+  const auto dir = run_ok("summary_no_slo", {"tests/tools/configs/golden_fixed.yaml"});
+  CHECK(read_json(dir / "summary.json").at("slo").is_null());
+}
+
+TEST_CASE("trace.json parses as JSON with trace events", "[outputs]") {
+  const auto dir = run_ok("trace_json", {kSeeded});
+  const auto j = read_json(dir / "trace.json");
+  REQUIRE(j.contains("traceEvents"));
+  REQUIRE(j["traceEvents"].is_array());
+  CHECK_FALSE(j["traceEvents"].empty());
+}
+
+TEST_CASE("requests.h5 and steps.h5 are readable by h5dump", "[outputs]") {
+  if (std::system("command -v h5dump >/dev/null 2>&1") != 0) {
+    WARN("h5dump not found (Debian package hdf5-tools): skipping");
+    return;
+  }
+  const auto dir = run_ok("hdf5_files", {kSeeded});
+  const auto requests = run_command("h5dump", {"-H", (dir / "requests.h5").string()});
+  INFO(requests.output);
+  CHECK(requests.exit_code == 0);
+  CHECK_THAT(requests.output, Catch::Contains("DATASET \"requests\"") &&
+                                  Catch::Contains("first_token_ns") && Catch::Contains("( 200 )"));
+  const auto steps = run_command("h5dump", {"-H", (dir / "steps.h5").string()});
+  INFO(steps.output);
+  CHECK(steps.exit_code == 0);
+  CHECK_THAT(steps.output,
+             Catch::Contains("DATASET \"steps\"") && Catch::Contains("prefill_tokens"));
+}
+
+TEST_CASE("overriding scheduler.chunk_size with --set changes the prefill chunks", "[set]") {
+  // long_prompts.yaml: 3000-token prompts, chunk_size 512 in the file.
+  const auto base = run_ok("chunk_512", {"tests/tools/configs/long_prompts.yaml"});
+  const auto big = run_ok("chunk_1024", {"tests/tools/configs/long_prompts.yaml", "--set",
+                                         "scheduler.chunk_size=1024"});
+  CHECK(max_prefill_tokens(base / "steps.csv") == 512);
+  CHECK(max_prefill_tokens(big / "steps.csv") == 1024);
+  // 3000 tokens take ⌈3000/512⌉ = 6 steps of 512 or ⌈3000/1024⌉ = 3 of 1024 to prefill.
+  CHECK(read_json(big / "summary.json")["steps"].get<long long>() <
+        read_json(base / "summary.json")["steps"].get<long long>());
+}
+
+TEST_CASE("overriding workload.num_requests with --set limits the run", "[set]") {
+  const auto dir = run_ok("num_requests_50", {kSeeded, "--set", "workload.num_requests=50"});
+  CHECK(read_json(dir / "summary.json")["requests"]["arrived"] == 50);
+  CHECK(CsvTable(dir / "requests.csv").rows().size() == 50);
+}
+
+}  // namespace servesim::test
