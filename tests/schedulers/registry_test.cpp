@@ -1,0 +1,164 @@
+#include "schedulers/registry.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "sim/input_error.hpp"
+#include "tests/schedulers/scheduler_harness.hpp"
+
+using namespace servesim;
+using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+using Catch::Matchers::StartsWith;
+using servesim::test::SchedulerHarness;
+using Trace = std::vector<std::string>;
+
+namespace {
+
+std::unique_ptr<ReplicaScheduler> scheduler_from(const std::string& yaml) {
+  const ConfigNode node = ConfigNode::parse(yaml, "t.yaml");
+  return make_replica_scheduler(node, parse_scheduler_options(node));
+}
+
+// The message of the InputError that building the scheduler of `yaml` throws.
+std::string scheduler_error(const std::string& yaml) {
+  try {
+    scheduler_from(yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no InputError for:\n" << yaml);
+  return "";
+}
+
+std::string router_error(const std::string& yaml) {
+  try {
+    make_router(ConfigNode::parse(yaml, "t.yaml"), 1);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no InputError for:\n" << yaml);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("The registries list every scheduler and router kind", "[schedulers][registry]") {
+  CHECK(replica_scheduler_kinds() == std::vector<std::string>{"orca", "sarathi", "vllm"});
+  CHECK(router_kinds() == std::vector<std::string>{"least_outstanding", "random", "round_robin"});
+}
+
+TEST_CASE("Every scheduler kind builds from a minimal section and serves requests to the end",
+          "[schedulers][registry]") {
+  for (const std::string& kind : replica_scheduler_kinds()) {
+    INFO("kind " << kind);
+    auto scheduler = scheduler_from(fmt::format("kind: {}\n", kind));
+    REQUIRE(scheduler != nullptr);
+    CHECK(scheduler->name() == kind);
+    // A cache of 40 blocks (640 tokens) forces queueing and, for vllm and sarathi, preemption.
+    SchedulerHarness h(std::move(scheduler), KvCache(40, 16, 0.01));
+    for (int i = 0; i < 24; ++i) h.add(20 + 37 * (i % 7), 1 + 13 * (i % 5));
+    REQUIRE(h.run_to_completion(10000));
+    for (const Request& r : h.requests()) CHECK(r.generated == r.spec.output_tokens);
+    CHECK(h.kv().used_blocks() == 0);
+    CHECK(h.scheduler().num_outstanding() == 0);
+  }
+}
+
+TEST_CASE("Every scheduler kind accepts every common key", "[schedulers][registry]") {
+  for (const std::string& kind : replica_scheduler_kinds()) {
+    INFO("kind " << kind);
+    const std::string yaml = fmt::format(
+        "kind: {}\nmax_num_seqs: 4\nmax_num_batched_tokens: 4096\nblock_size: 32\n"
+        "gpu_memory_utilization: 0.8\nnum_gpu_blocks: 100\nwatermark: 0.02\nmax_model_len: 4096\n",
+        kind);
+    const ConfigNode node = ConfigNode::parse(yaml, "t.yaml");
+    const SchedulerOptions o = parse_scheduler_options(node);
+    CHECK(o.max_num_seqs == 4);
+    CHECK(o.max_num_batched_tokens == 4096);
+    CHECK(o.block_size == 32);
+    CHECK(o.gpu_memory_utilization == 0.8);
+    CHECK(o.num_gpu_blocks == 100);
+    CHECK(o.watermark == 0.02);
+    CHECK(o.max_model_len == 4096);
+    CHECK(make_replica_scheduler(node, o) != nullptr);
+  }
+}
+
+TEST_CASE("Every router kind builds from a minimal section and returns eligible replicas",
+          "[schedulers][registry][routers]") {
+  Fleet fleet;
+  for (int i = 0; i < 3; ++i) {
+    fleet.push_back(std::make_unique<Replica>(i, ReplicaSpec{}, scheduler_from("kind: vllm\n"),
+                                              KvCache(100, 16, 0.0), 4096));
+  }
+  for (const std::string& kind : router_kinds()) {
+    INFO("kind " << kind);
+    auto router = make_router(ConfigNode::parse(fmt::format("kind: {}\n", kind), "t.yaml"), 42);
+    REQUIRE(router != nullptr);
+    CHECK(router->name() == kind);
+    const Request r;
+    for (int i = 0; i < 50; ++i) {
+      const ReplicaId id = router->route(r, fleet, {0, 2}, 0);
+      CHECK((id == 0 || id == 2));
+      CHECK(router->route(r, fleet, {1}, 0) == 1);
+    }
+  }
+}
+
+TEST_CASE("An unknown kind names its position and lists the known kinds",
+          "[schedulers][registry]") {
+  CHECK_THAT(scheduler_error("kind: sarathy\n"),
+             StartsWith("t.yaml:1:7: ") &&
+                 EndsWith(fmt::format("unknown scheduler 'sarathy' (known: {})",
+                                      fmt::join(replica_scheduler_kinds(), ", "))));
+  CHECK_THAT(router_error("kind: round_robbin\n"),
+             StartsWith("t.yaml:1:7: ") &&
+                 EndsWith(fmt::format("unknown router 'round_robbin' (known: {})",
+                                      fmt::join(router_kinds(), ", "))));
+  CHECK_THAT(scheduler_error("max_num_seqs: 4\n"), Contains("kind"));
+}
+
+TEST_CASE("An unknown key in a scheduler or router section is an error", "[schedulers][registry]") {
+  for (const std::string& kind : replica_scheduler_kinds()) {
+    INFO("kind " << kind);
+    const std::string msg = scheduler_error(fmt::format("kind: {}\nmax_num_seq: 4\n", kind));
+    CHECK_THAT(msg, Contains("t.yaml:2:1") && Contains("unknown key 'max_num_seq'") &&
+                        Contains("max_num_seqs"));
+  }
+  for (const std::string& kind : router_kinds()) {
+    INFO("kind " << kind);
+    CHECK_THAT(router_error(fmt::format("kind: {}\nseed: 3\n", kind)),
+               Contains("t.yaml:2:1") && Contains("unknown key 'seed'"));
+  }
+  CHECK_THAT(scheduler_error("kind: sarathi\nchunk_size: 256\nmax_num_batched_tokens: 512\n"),
+             Contains("t.yaml:2:") && Contains("not both"));
+  CHECK_THAT(scheduler_error("kind: vllm\nmax_num_seqs: 0\n"), Contains("t.yaml:2:"));
+  CHECK_THAT(scheduler_error("kind: vllm\nwatermark: 1.5\n"), Contains("t.yaml:2:"));
+  CHECK_THAT(scheduler_error("vllm\n"), Contains("t.yaml:1:1"));
+}
+
+TEST_CASE("chunk_size is Sarathi's name for the token budget", "[schedulers][registry]") {
+  const ConfigNode node = ConfigNode::parse("kind: sarathi\nchunk_size: 256\n", "t.yaml");
+  CHECK(parse_scheduler_options(node).max_num_batched_tokens == 256);
+}
+
+TEST_CASE("vllm with enable_chunked_prefill is the sarathi scheduler", "[schedulers][registry]") {
+  auto plain = scheduler_from("kind: vllm\n");
+  CHECK(plain->name() == "vllm");
+  auto chunked =
+      scheduler_from("kind: vllm\nenable_chunked_prefill: true\nmax_num_batched_tokens: 512\n");
+  CHECK(chunked->name() == "sarathi");
+  SchedulerHarness h(std::move(chunked), KvCache(1000, 16, 0.0));
+  h.add(1000, 3);
+  h.add(300, 3);
+  CHECK(h.trace(10) == Trace{"A:512", "A:488 B:24", "A:1 B:276", "A:1 B:1", "B:1"});
+  SchedulerHarness v(std::move(plain), KvCache(1000, 16, 0.0));
+  v.add(1000, 3);
+  v.add(300, 3);
+  CHECK(v.trace(10) == Trace{"A:1000 B:300", "A:1 B:1", "A:1 B:1"});
+}

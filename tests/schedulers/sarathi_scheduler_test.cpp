@@ -1,0 +1,139 @@
+#include "schedulers/replica/sarathi_scheduler.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/schedulers/scheduler_harness.hpp"
+
+using namespace servesim;
+using servesim::test::SchedulerHarness;
+using Trace = std::vector<std::string>;
+
+namespace {
+
+SchedulerHarness sarathi(std::int32_t budget, std::int32_t max_num_seqs, KvCache kv) {
+  SchedulerOptions o;
+  o.max_num_batched_tokens = budget;
+  o.max_num_seqs = max_num_seqs;
+  return SchedulerHarness(std::make_unique<SarathiScheduler>(o), kv);
+}
+
+}  // namespace
+
+TEST_CASE("Sarathi splits a long prompt into chunks that fill the token budget",
+          "[schedulers][sarathi]") {
+  auto h = sarathi(512, 128, KvCache(1000, 16, 0.0));
+  h.add(1000, 3);  // A
+  h.add(300, 3);   // B
+  // A takes the whole budget; its last chunk (488) leaves 24 tokens for B's first chunk; then A
+  // decodes (1 token, first) while B finishes its prompt (276); then both decode.
+  CHECK(h.trace(10) == Trace{"A:512", "A:488 B:24", "A:1 B:276", "A:1 B:1", "B:1"});
+  CHECK(h.finished().size() == 2);
+  CHECK(h.request(0).generated == 3);
+  CHECK(h.request(0).computed == 1002);  // the third token's KV is never written
+  CHECK(h.request(1).generated == 3);
+  CHECK(h.kv().used_blocks() == 0);
+}
+
+TEST_CASE("Sarathi schedules decodes, then the ongoing prefill, then new requests",
+          "[schedulers][sarathi]") {
+  auto h = sarathi(8, 128, KvCache(100, 16, 0.0));
+  h.add(6, 4);   // A: whole prompt in step 1
+  h.add(20, 2);  // B: starts with the 2 tokens A leaves
+  h.add(2, 3);   // C: admitted once B's prompt is done and budget is left
+  CHECK(h.trace(20) == Trace{"A:6 B:2", "A:1 B:7", "A:1 B:7", "A:1 B:4 C:2", "B:1 C:1", "C:1"});
+  for (auto& r : h.requests()) CHECK(r.generated == r.spec.output_tokens);
+}
+
+TEST_CASE("Sarathi gives the budget to running decodes before admitting a prompt",
+          "[schedulers][sarathi]") {
+  auto h = sarathi(2, 128, KvCache(100, 16, 0.0));
+  h.add(1, 4);  // A
+  h.add(1, 4);  // B
+  h.add(5, 2);  // C: no budget left while A and B decode
+  CHECK(h.trace(10) ==
+        Trace{"A:1 B:1", "A:1 B:1", "A:1 B:1", "A:1 B:1", "C:2", "C:2", "C:1", "C:1"});
+}
+
+TEST_CASE("Sarathi never runs more than max_num_seqs requests", "[schedulers][sarathi]") {
+  auto h = sarathi(512, 2, KvCache(100, 16, 0.0));
+  h.add(10, 2);
+  h.add(10, 2);
+  h.add(10, 2);
+  CHECK(h.trace(10) == Trace{"A:10 B:10", "A:1 B:1", "C:10", "C:1"});
+}
+
+TEST_CASE("Sarathi preempts the newest running request when a decode needs a block",
+          "[schedulers][sarathi][preemption]") {
+  // 5 blocks of 4 tokens, no watermark.
+  auto h = sarathi(16, 128, KvCache(5, 4, 0.0));
+  h.add(8, 3);  // A: 2 blocks
+  h.add(4, 3);  // B: 1 block
+  h.add(4, 3);  // C: 1 block
+  REQUIRE(h.trace(1) == Trace{"A:8 B:4 C:4"});
+  CHECK(h.kv().used_blocks() == 4);
+  // A grows to 3 blocks (the last free one); B needs a second block, so C (newest) is preempted.
+  h.form();
+  CHECK(h.entries() == "A:1 B:1");
+  CHECK(h.batch().preempted == 1);
+  const Request& c = h.request(2);
+  CHECK(c.preemptions == 1);
+  CHECK(c.computed == 0);
+  CHECK(c.kv_blocks == 0);
+  CHECK(c.generated == 1);  // the token emitted before preemption stays emitted
+  CHECK(h.kv().used_blocks() == 5);
+  CHECK(h.scheduler().num_running() == 2);
+  CHECK(h.scheduler().num_outstanding() == 3);
+  h.apply();
+  // C recomputes its prompt and its one generated token (5 tokens, 2 blocks) once A and B end.
+  CHECK(h.trace(10) == Trace{"A:1 B:1", "C:5", "C:1"});
+  CHECK(c.generated == 3);
+  CHECK(h.request(0).preemptions == 0);
+  CHECK(h.request(1).preemptions == 0);
+  CHECK(h.preemptions() == 1);
+  CHECK(h.kv().used_blocks() == 0);
+}
+
+TEST_CASE("Sarathi admits nothing in an iteration that preempted, as vLLM V1 does",
+          "[schedulers][sarathi][preemption]") {
+  // 4 blocks of 4 tokens, budget 4.
+  auto h = sarathi(4, 128, KvCache(4, 4, 0.0));
+  h.add(4, 7);  // A
+  h.add(7, 8);  // B
+  REQUIRE(h.trace(5) == Trace{"A:4", "A:1 B:3", "A:1 B:3", "A:1 B:1", "A:1 B:1"});
+  // A needs its third block: B (2 blocks) is preempted, A takes one. B's first chunk (3 tokens,
+  // 1 block) would fit the block left, but the iteration that preempted admits nothing.
+  h.form();
+  CHECK(h.entries() == "A:1");
+  CHECK(h.batch().preempted == 1);
+  CHECK(h.kv().free_blocks() == 1);
+  CHECK(h.request(1).computed == 0);
+  CHECK(h.request(1).generated == 2);
+  h.apply();
+  // Next iteration B is readmitted and recomputes 7 + 2 = 9 tokens in chunks, then decodes.
+  CHECK(h.trace(20) == Trace{"A:1 B:3", "B:4", "B:2", "B:1", "B:1", "B:1", "B:1", "B:1"});
+  CHECK(h.request(0).generated == 7);
+  CHECK(h.request(1).generated == 8);
+  CHECK(h.request(1).preemptions == 1);
+  CHECK(h.kv().used_blocks() == 0);
+}
+
+TEST_CASE("Sarathi keeps the watermark free when it admits but not when it grows",
+          "[schedulers][sarathi]") {
+  // 10 blocks of 4 tokens, watermark 2 blocks.
+  auto h = sarathi(64, 128, KvCache(10, 4, 0.2));
+  REQUIRE(h.kv().watermark_blocks() == 2);
+  h.add(24, 13);  // A: 6 blocks, 9 at its last decode
+  h.add(9, 2);    // B: 3 blocks would leave fewer than 2 free
+  REQUIRE(h.trace(1) == Trace{"A:24"});
+  CHECK(h.kv().used_blocks() == 6);
+  CHECK(h.trace(11) == Trace(11, "A:1"));
+  // A's decodes grew into the watermark; B still waits.
+  CHECK(h.request(0).kv_blocks == 9);
+  CHECK(h.kv().free_blocks() == 1);
+  CHECK(h.trace(10) == Trace{"A:1", "B:9", "B:1"});
+  CHECK(h.request(1).generated == 2);
+}
