@@ -6,6 +6,7 @@
 
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/fixed/fixed_cost_model.hpp"
+#include "costmodels/rf/rf_cost_model.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
 
 namespace servesim {
@@ -26,6 +27,14 @@ const std::vector<Entry>& table() {
       {"fixed",
        [](const ConfigNode& n) {
          return std::make_unique<FixedCostModel>(FixedCostModel::parse(n));
+       }},
+      {"rf",
+       [](const ConfigNode& n) {
+         return std::make_unique<RfCostModel>(RfCostModel::parse(n, RfCostModel::Kind::kVerbatim));
+       }},
+      {"rf_scaled",
+       [](const ConfigNode& n) {
+         return std::make_unique<RfCostModel>(RfCostModel::parse(n, RfCostModel::Kind::kScaled));
        }},
       {"roofline",
        [](const ConfigNode& n) {
