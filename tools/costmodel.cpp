@@ -4,6 +4,8 @@
 //   costmodel fit      --profiles DIR --gpu GPU [--network DIR] [--write FILE]
 //   costmodel network  --profiles DIR --gpu GPU
 //   costmodel predict  --gpu GPU --model M [--tp N] --tokens N [--decodes N --context N]
+//   costmodel transfer --profiles DIR --home a100 --target h100 [--model M] [--json]
+//   costmodel ledger   --profiles DIR --home a100 --target h100 [--model M] [--json]
 // Exit codes: 0 ok, 1 bad input, 2 usage.
 #include <iostream>
 
@@ -12,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodels/analytical/costmodel_commands.hpp"
+#include "costmodels/rf/rf_cache.hpp"
+#include "costmodels/rf/rf_transfer.hpp"
 #include "sim/input_error.hpp"
 
 int main(int argc, char** argv) {
@@ -51,6 +55,37 @@ int main(int argc, char** argv) {
   predict->add_option("--cost-model", args.cost_model_yaml,
                       "cost model section as YAML (default: kind: analytical)");
 
+  servesim::RfTransferArgs rf;
+  rf.cache_dir = servesim::RfCache::default_dir();
+  auto add_rf = [&rf](CLI::App* sub) {
+    sub->add_option("--profiles", rf.profiles,
+                    "Vidur profiling/compute folder holding the home GPU's mlp.csv files")
+        ->required();
+    sub->add_option("--target-profiles", rf.target_profiles,
+                    "folder with the target GPU's mlp.csv files (default: --profiles)");
+    sub->add_option("--home", rf.home, "profiled GPU the forests are trained on")
+        ->capture_default_str();
+    sub->add_option("--target", rf.target, "GPU the forests are transferred to")
+        ->capture_default_str();
+    sub->add_option("--model", rf.model, "only this model id (org/name)");
+    sub->add_flag("--json", rf.json, "machine-readable output");
+    sub->add_option("--trees", rf.train.forest.trees, "trees per forest")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub->add_option("--seed", rf.train.forest.seed, "forest seed")->capture_default_str();
+    sub->add_option("--threads", rf.train.threads, "forests trained at once")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub->add_option("--cache-dir", rf.cache_dir, "trained-table cache")->capture_default_str();
+    sub->add_flag("!--no-cache", rf.use_cache, "train every forest afresh");
+  };
+  auto* transfer = app.add_subcommand(
+      "transfer", "cross-GPU 2x2: RF verbatim / RF spec-scaled / analytical (seed E2.1)");
+  add_rf(transfer);
+  auto* ledger = app.add_subcommand(
+      "ledger", "profiling rows, calibration time, coverage and MAPE per method (seed E2.5)");
+  add_rf(ledger);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -63,6 +98,8 @@ int main(int argc, char** argv) {
     if (*fit) out = servesim::run_fit(args);
     if (*network) out = servesim::run_network(args);
     if (*predict) out = servesim::run_predict(args);
+    if (*transfer) out = servesim::run_transfer(rf);
+    if (*ledger) out = servesim::run_ledger(rf);
     std::cout << out;
   } catch (const servesim::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
