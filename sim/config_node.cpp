@@ -1,13 +1,13 @@
 #include "sim/config_node.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "sim/input_error.hpp"
 
@@ -29,6 +29,26 @@ std::string scalar_text(const YAML::Node& n) {
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
   return "null";
+}
+
+// A key given twice in one map is an error at its second occurrence (yaml-cpp keeps both pairs
+// and lookups find the first, so the second would be silently ignored).
+void check_duplicate_keys(const YAML::Node& node, const std::string& file) {
+  if (node.IsMap()) {
+    std::vector<std::string> seen;
+    for (const auto& kv : node) {
+      const std::string key = kv.first.Scalar();
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+        const YAML::Mark m = kv.first.Mark();
+        throw_input_error(file, m.line + 1, m.column + 1,
+                          fmt::format("key '{}' is given twice in this map", key));
+      }
+      seen.push_back(key);
+      check_duplicate_keys(kv.second, file);
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) check_duplicate_keys(item, file);
+  }
 }
 
 }  // namespace
@@ -54,6 +74,7 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
     throw_input_error(source, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  check_duplicate_keys(root, source);
   return ConfigNode(ctx, root, "");
 }
 
@@ -85,8 +106,8 @@ void ConfigNode::apply_override(const std::string& assignment) {
       std::size_t idx = 0;
       auto [p, ec] = std::from_chars(parts[i].data(), parts[i].data() + parts[i].size(), idx);
       if (ec != std::errc() || idx >= cur.size()) {
-        throw InputError(fmt::format("--set {}: '{}' is not an index of the list", assignment,
-                                     parts[i]));
+        throw InputError(
+            fmt::format("--set {}: '{}' is not an index of the list", assignment, parts[i]));
       }
       cur.reset(cur[idx]);
       continue;
@@ -103,10 +124,11 @@ void ConfigNode::apply_override(const std::string& assignment) {
   }
   if (cur.IsSequence()) {
     std::size_t idx = 0;
-    auto [p, ec] = std::from_chars(parts.back().data(), parts.back().data() + parts.back().size(), idx);
+    auto [p, ec] =
+        std::from_chars(parts.back().data(), parts.back().data() + parts.back().size(), idx);
     if (ec != std::errc() || idx >= cur.size()) {
-      throw InputError(fmt::format("--set {}: '{}' is not an index of the list", assignment,
-                                   parts.back()));
+      throw InputError(
+          fmt::format("--set {}: '{}' is not an index of the list", assignment, parts.back()));
     }
     cur[idx] = value;
   } else {
@@ -132,8 +154,8 @@ std::string ConfigNode::where() const {
   // a path wins).
   for (auto it = ctx_->overrides.rbegin(); it != ctx_->overrides.rend(); ++it) {
     const auto& [p, assignment] = *it;
-    if (path_ == p || (path_.size() > p.size() && path_.compare(0, p.size(), p) == 0 &&
-                       path_[p.size()] == '.')) {
+    if (path_ == p ||
+        (path_.size() > p.size() && path_.compare(0, p.size(), p) == 0 && path_[p.size()] == '.')) {
       return "--set " + assignment;
     }
   }

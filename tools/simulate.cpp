@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   app.add_option("config", config, "Run configuration (YAML)")->required();
   app.add_option("--set", overrides, "Override a config key: key.path=value (repeatable)");
   app.add_option("--out", out_dir, "Output folder (default: output.dir or out/<name>)");
-  app.add_option("--seed", seed, "Seed (overrides the config's seed)");
+  app.add_option("--seed", seed, "Seed (overrides the config's seed), an integer ≥ 0")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--quiet,-q", quiet, "Print nothing but errors");
   app.add_flag("--no-outputs", no_outputs, "Write no files (summary table only)");
   try {

@@ -24,7 +24,7 @@ inline constexpr std::string_view kCommonSchedulerKeys[] = {
     "kind",       "max_num_seqs",           "max_num_batched_tokens",
     "block_size", "gpu_memory_utilization", "num_gpu_blocks",
     "watermark",  "max_model_len",          "enable_chunked_prefill",
-    "chunk_size"};
+    "chunk_size", "enable_prefix_caching"};
 
 // Reads the common keys (and `chunk_size`, Sarathi's name for the token budget).
 SchedulerOptions parse_scheduler_options(const ConfigNode& node);

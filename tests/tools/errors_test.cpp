@@ -135,10 +135,8 @@ TEST_CASE("simulate --help exits 0 and lists its options", "[usage]") {
   }
 }
 
-// Known bug (hidden from CTest with [.]; run with `tools_test "[known-bug]"`): CLI11 2.1 converts
-// "-1" to an unsigned seed by wrapping, so `--seed -1` runs with seed 18446744073709551615
-// instead of being rejected as a usage error (exit 2) like `--seed 1.5` is.
-TEST_CASE("a negative --seed is a usage error", "[.][known-bug]") {
+// CLI11 2.1 would convert "-1" to an unsigned seed by wrapping; simulate checks the sign.
+TEST_CASE("a negative --seed is a usage error", "[usage]") {
   const auto dir = fresh_dir("negative_seed");
   const auto r = run_simulate(
       {"tests/tools/configs/golden_fixed.yaml", "--seed", "-1", "--out", dir.string(), "--quiet"});
@@ -146,10 +144,9 @@ TEST_CASE("a negative --seed is a usage error", "[.][known-bug]") {
   CHECK(r.exit_code == 2);
 }
 
-// Known bug (hidden from CTest; run with `tools_test "[known-bug]"`): a key given twice in one map
-// is accepted and the second value silently ignored (yaml-cpp keeps both pairs, node["key"] finds
-// the first); it should be an error at the second occurrence, like an unknown key.
-TEST_CASE("a key given twice is an error at its second occurrence", "[.][known-bug]") {
+// yaml-cpp keeps both pairs of a duplicated key and lookups find the first; ConfigNode rejects
+// the second occurrence.
+TEST_CASE("a key given twice is an error at its second occurrence", "[errors]") {
   const auto out = bad_file_message("duplicate_key.yaml");
   CHECK_THAT(out, Catch::Contains("tests/tools/bad/duplicate_key.yaml:6:1:") &&
                       Catch::Contains("workload"));

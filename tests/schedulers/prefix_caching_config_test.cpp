@@ -1,5 +1,5 @@
-// Tests of known bugs, kept out of schedulers_test (not listed in CMakeLists.txt) so CI stays
-// green until they are fixed. Move each into its file's test list with its fix.
+// The prefix-caching switch is a common scheduler key (it once was read but not listed, so every
+// section rejected it).
 
 #include <string>
 
@@ -10,9 +10,6 @@
 
 using namespace servesim;
 
-// Bug: parse_scheduler_options reads enable_prefix_caching, but kCommonSchedulerKeys
-// (schedulers/replica/scheduler_options.hpp) does not list it, so make_replica_scheduler's
-// check_keys rejects it: "unknown key 'enable_prefix_caching'".
 TEST_CASE("enable_prefix_caching is accepted in every scheduler section",
           "[schedulers][registry]") {
   for (const std::string& kind : replica_scheduler_kinds()) {
