@@ -24,7 +24,12 @@ const std::map<std::string, SchedulerFactory>& scheduler_table() {
       {"sarathi", [](const SchedulerOptions& o) { return std::make_unique<SarathiScheduler>(o); }},
       {"vllm",
        [](const SchedulerOptions& o) -> std::unique_ptr<ReplicaScheduler> {
-         if (o.enable_chunked_prefill) return std::make_unique<SarathiScheduler>(o);
+         if (o.enable_chunked_prefill) {
+           // vLLM's chunked-prefill default budget for online serving is 2048 tokens.
+           SchedulerOptions chunked = o;
+           if (chunked.max_num_batched_tokens <= 0) chunked.max_num_batched_tokens = 2048;
+           return std::make_unique<SarathiScheduler>(chunked);
+         }
          return std::make_unique<VllmScheduler>(o);
        }},
   };

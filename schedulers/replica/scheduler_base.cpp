@@ -92,15 +92,17 @@ void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache&
   bool any_done = false;
   for (const auto& e : batch.entries) {
     Request* r = e.request;
-    if (r->done()) {
-      free_kv(r, kv);
-      finished.push_back(r);
-      any_done = true;
-    } else if (kv.prefix_caching() && r->spec.prefix_group >= 0) {
+    if (kv.prefix_caching() && r->spec.prefix_group >= 0) {
+      // Publish before a finished request frees its blocks, so they stay cached (as in vLLM).
       const std::int64_t prefix = std::min(r->spec.prefix_tokens, r->spec.prompt_tokens);
       const std::int64_t computed_blocks =
           std::min<std::int64_t>(r->computed, prefix) / kv.block_size();
       kv.publish_prefix(r->spec.prefix_group, computed_blocks, r->kv_blocks, r->kv_shared);
+    }
+    if (r->done()) {
+      free_kv(r, kv);
+      finished.push_back(r);
+      any_done = true;
     }
   }
   if (any_done) {
