@@ -43,6 +43,7 @@ struct RfCostModel::Prepared {
     double light = 0;
     double comm = 0;
     double edge = 0;  // emb + final norm (once per step)
+    double total() const { return gemm + light + comm + edge; }
   };
   std::vector<Row> table;
 
@@ -179,6 +180,12 @@ const RfCostModel::Prepared& RfCostModel::prepare(const ReplicaSpec& r) const {
   p->kv_write_bytes_per_token = 2 * 2 * s.kv_heads * s.head_dim * r.kv_dtype_bytes;
   p->table.resize(static_cast<std::size_t>(options_.table_max_tokens) + 1);
   for (std::size_t i = 1; i < p->table.size(); ++i) p->table[i] = p->row(static_cast<double>(i));
+  // Forests of noisy profiles are not monotone in tokens; the engine's contract is that a bigger
+  // batch is never cheaper, so the step table keeps a running maximum (as the analytical model
+  // does). The transfer table scores the raw forests.
+  for (std::size_t i = 2; i < p->table.size(); ++i) {
+    if (p->table[i].total() < p->table[i - 1].total()) p->table[i] = p->table[i - 1];
+  }
   const Prepared& ref = *p;
   cache_.emplace(std::move(key), std::move(p));
   return ref;

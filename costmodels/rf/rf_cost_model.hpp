@@ -30,12 +30,15 @@ namespace servesim {
 // this data, so attention, the KV-cache write, the LM head, sampling and the host floor are the
 // analytical model's (AnalyticalCostModel's pricer, with the replica's CUDA-graph setting); the
 // profiled ops are eager kernels. Beyond the profile's largest token count an op grows linearly
-// in tokens (StepFunction).
+// in tokens (StepFunction). The per-token step table keeps a running maximum so that a bigger
+// batch is never cheaper (forests of noisy profiles are not monotone).
 //
 // Config keys: kind, gpu (home GPU, required), profiles (folder, required), network (folder with
 // all_reduce.csv), cache_dir (default $XDG_CACHE_HOME/servesim or ~/.cache/servesim; "" = off),
 // trees (250), depths ([6, 8, 12]), subsample (0.8), cv_folds (3), cv_trees (50), seed (42),
 // threads (2), table_max_tokens (16384), scale (rf_scaled only: roofline | analytical).
+// The profile used is the replica model's (by id, else by layer dimensions; see
+// RfProfileSet::require_model) at the replica's TP degree; a missing one is an InputError.
 // Forests are trained (or read from the cache) on the first step of each replica spec.
 // Threading: step() is const and safe to call concurrently; per-replica tables are built under a
 // lock and never change afterwards.

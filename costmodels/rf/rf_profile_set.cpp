@@ -95,8 +95,7 @@ std::pair<std::string, std::string> RfProfileSet::require_model(const ModelSpec&
     if (rows.empty()) continue;
     const VidurMlpRow& r = rows.front();
     if (r.n_embd == m.hidden_size && r.n_head == m.num_heads && r.n_kv_head == m.num_kv_heads &&
-        r.n_expanded_embd == m.intermediate_size && r.gated_mlp == m.gated_mlp &&
-        r.vocab_size == m.vocab_size) {
+        r.n_expanded_embd == m.intermediate_size && r.gated_mlp == m.gated_mlp) {
       return {id, path};
     }
   }

@@ -28,8 +28,9 @@ class RfProfileSet {
   // Same, or an InputError naming the folder and the profiled models.
   std::string require_mlp_path(const std::string& model_id) const;
   // The profile (id, path) for `model`: by id, else the first whose layer dimensions (n_embd,
-  // n_head, n_kv_head, n_expanded_embd, use_gated_mlp, vocab_size) equal the model's — per-layer
-  // kernel times depend only on those, so a fine-tune or renamed copy shares its base's profile.
+  // n_head, n_kv_head, n_expanded_embd, use_gated_mlp) equal the model's — per-layer kernel
+  // times depend only on those, so a fine-tune or renamed copy shares its base's profile. The
+  // vocabulary is not compared: Vidur pads it (Llama-2's 32000 is profiled as 32768).
   // InputError naming the profiled models when none matches.
   std::pair<std::string, std::string> require_model(const ModelSpec& model) const;
 

@@ -1,5 +1,7 @@
 #include "costmodels/rf/rf_cost_model.hpp"
 
+#include <filesystem>
+
 #include <catch2/catch.hpp>
 
 #include "../test_specs.hpp"
@@ -102,4 +104,33 @@ TEST_CASE("rf config errors name the key and the valid values", "[costmodels][rf
   other.hidden_size = 5120;
   CHECK_THROWS_WITH(cm->step(prefill(8), testing::replica_of(gpu, other, 1)),
                     Catch::Contains("no profile for model 'x/other'"));
+}
+
+TEST_CASE("rf and rf_scaled keep the cost-model contract on a real profile",
+          "[costmodels][rf][contract][data]") {
+  const std::string dir = testing::shared_compute_dir();
+  if (!std::filesystem::exists(dir + "/a100/meta-llama/Llama-2-7b-hf/mlp.csv")) {
+    WARN("skipped: " << dir << " is absent (needs ../shared/data)");
+    return;
+  }
+  testing::TempDir cache;
+  const GpuSpec gpu = testing::h100_like();
+  const ModelSpec model = testing::llama2_7b_like();  // matches Llama-2-7b-hf by dimensions
+  for (const std::string kind : {"rf", "rf_scaled"}) {
+    INFO("kind " << kind);
+    const auto cm = make_cost_model(ConfigNode::parse(
+        "kind: " + kind + "\ngpu: a100\nprofiles: " + dir + "\ncache_dir: " + cache.str() +
+            "\ntrees: 50\ndepths: [8]\ncv_folds: 0\ntable_max_tokens: 4096",
+        "contract"));
+    for (int tp : {1, 2}) {
+      const ReplicaSpec r = testing::replica_of(gpu, model, tp);
+      SimTime prev = 0;
+      for (std::int32_t t : {1, 16, 128, 512, 2048, 4096, 8192}) {
+        const StepCost c = cm->step(prefill(t), r);
+        CHECK(c.total_ns >= prev);
+        prev = c.total_ns;
+      }
+      CHECK(cm->step(BatchShape{}, r).total_ns == 0);
+    }
+  }
 }
