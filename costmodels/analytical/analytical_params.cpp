@@ -59,7 +59,7 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a) {
   a.check_keys({"source", "gemm", "memory", "attention", "light", "collectives", "fitted"});
   if (auto g = a.find("gemm")) {
     g->check_keys({"source", "efficiency", "clock_fraction", "launch_ns", "launch_model",
-                   "cluster_size", "ctas_per_sm", "tiles", "split_k_min_k", "knee_q"});
+                   "cluster_size", "ctas_per_sm", "tiles", "split_k_min_k", "knee_q", "wave_ns"});
     gemm_efficiency = g->get_positive("efficiency", gemm_efficiency);
     clock_fraction = g->get_positive("clock_fraction", clock_fraction);
     gemm_launch_ns = g->get_nonnegative("launch_ns", gemm_launch_ns);
@@ -80,6 +80,7 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a) {
     }
     split_k_min_k = static_cast<int>(g->get_positive_int("split_k_min_k", split_k_min_k));
     knee_q = g->get_positive("knee_q", knee_q);
+    wave_ns = g->get_nonnegative("wave_ns", wave_ns);
   }
   if (auto m = a.find("memory")) {
     m->check_keys({"source", "eta_max", "x_half"});

@@ -49,6 +49,7 @@ struct AnalyticalParams {
   int ctas_per_sm = 1;
   std::vector<std::pair<int, int>> tiles = {{256, 128}, {128, 256}, {128, 128},
                                             {128, 64},  {64, 128},  {64, 64}};
+  double wave_ns = 0;       // per-wave overhead (prologue/epilogue, scheduling) of a GEMM
   int split_k_min_k = 256;  // split-K keeps K/s ≥ this
   double knee_q = 3;        // smooth roofline (t_c^q + t_m^q)^(1/q)
   // Memory: η_mem(x) = eta_max · x / (x + x_half), x = working set / L2

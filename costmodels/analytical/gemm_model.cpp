@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace servesim {
 
@@ -54,22 +55,72 @@ double eta_mem(double ws, double l2, const AnalyticalParams& p) {
   return p.eta_max * x / (x + p.x_half);
 }
 
+std::vector<GemmCandidate> gemm_candidates(const GemmShape& g, double wbytes, const GpuSpec& gpu,
+                                           const AnalyticalParams& p, bool use_wave,
+                                           bool use_split_k) {
+  std::vector<GemmCandidate> out;
+  const double base = ((g.m * g.k + g.m * g.n) * 2 + g.k * g.n * wbytes) * g.count;
+  if (!use_wave) {
+    out.push_back({GemmLaunch{}, 1, base});
+    return out;
+  }
+  const double sms = gpu.sms;
+  double cap = sms * p.ctas_per_sm;
+  if (p.launch_model == LaunchModel::kPersistent) cap = sms;
+  if (p.launch_model == LaunchModel::kCluster) cap = cluster_capacity(gpu, p.cluster_size);
+  const double useful = g.m * g.n * g.count;
+  for (const auto& [tm, tn] : p.tiles) {
+    const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.count;
+    for (int split = 1;; split *= 2) {
+      if (split > 1 && (!use_split_k || tiles * split > cap || g.k / split < p.split_k_min_k)) {
+        break;
+      }
+      const double work = tiles * split;
+      const double launched = std::min(work, cap);
+      double waves = 0;
+      double eta = 0;
+      if (p.launch_model == LaunchModel::kGrid) {
+        waves = std::ceil(work / cap);
+        eta = useful * split / (waves * cap * tm * tn);
+      } else {
+        waves = std::ceil(work / launched);
+        eta = useful * split / (waves * sms * tm * tn);
+      }
+      double bytes = base;
+      if (split > 1) bytes += 2 * 4 * g.m * g.n * g.count * split;  // fp32 partials
+      out.push_back({GemmLaunch{tm, tn, tiles, launched, split, std::min(1.0, eta)}, waves, bytes});
+    }
+  }
+  return out;
+}
+
+double candidate_ns(const GemmShape& g, const GemmCandidate& c, double flops_per_ns_eff,
+                    const GpuSpec& gpu, const AnalyticalParams& p, const AnalyticalTerms& terms) {
+  const double flops = 2 * g.m * g.k * g.n * g.count;
+  double t_c = flops / (flops_per_ns_eff * c.launch.eta_wave);
+  if (terms.wave) t_c += c.waves * p.wave_ns;
+  const double bw = gpu.memory_bw_gb_per_s;  // bytes per ns
+  double t_m = c.bytes / bw;
+  if (terms.l2_law) t_m = (c.bytes + p.x_half * gpu.l2_mb * 1048576.0) / (p.eta_max * bw);
+  if (!terms.knee) return std::max(t_c, t_m);
+  return knee_ns(t_c, t_m, p.knee_q);
+}
+
+double knee_ns(double a, double b, double q) {
+  if (q == 3) return std::cbrt(a * a * a + b * b * b);
+  return std::pow(std::pow(a, q) + std::pow(b, q), 1 / q);
+}
+
 double gemm_ns(const GemmShape& g, double wbytes, double flops_per_ns, double f_clk,
                const GpuSpec& gpu, const AnalyticalParams& p, const AnalyticalTerms& terms,
                double launch_scale) {
-  const GemmLaunch plan = plan_gemm(g, gpu, p, terms.wave, terms.split_k);
   const double eff = terms.efficiency ? p.gemm_efficiency * f_clk : 1.0;
-  const double flops = 2 * g.m * g.k * g.n * g.count;
-  const double t_c = flops / (flops_per_ns * eff * plan.eta_wave);
-  double bytes = ((g.m * g.k + g.m * g.n) * 2 + g.k * g.n * wbytes) * g.count;
-  if (plan.split_k > 1) bytes += 2 * 4 * g.m * g.n * g.count * plan.split_k;  // fp32 partials
-  const double bw = gpu.memory_bw_gb_per_s;                                   // bytes per ns
-  double t_m = bytes / bw;
-  if (terms.l2_law) t_m = (bytes + p.x_half * gpu.l2_mb * 1048576.0) / (p.eta_max * bw);
-  double t = std::max(t_c, t_m);
-  if (terms.knee) t = std::pow(std::pow(t_c, p.knee_q) + std::pow(t_m, p.knee_q), 1 / p.knee_q);
-  if (terms.launch) t += p.gemm_launch_ns * launch_scale;
-  return t;
+  double best = std::numeric_limits<double>::infinity();
+  for (const GemmCandidate& c : gemm_candidates(g, wbytes, gpu, p, terms.wave, terms.split_k)) {
+    best = std::min(best, candidate_ns(g, c, flops_per_ns * eff, gpu, p, terms));
+  }
+  if (terms.launch) best += p.gemm_launch_ns * launch_scale;
+  return best;
 }
 
 }  // namespace servesim

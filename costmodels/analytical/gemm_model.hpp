@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/analytical_terms.hpp"
 #include "costmodels/common/layer_shapes.hpp"
@@ -26,6 +28,21 @@ struct GemmLaunch {
 GemmLaunch plan_gemm(const GemmShape& g, const GpuSpec& gpu, const AnalyticalParams& p,
                      bool use_wave, bool use_split_k);
 
+// One way the library could run a GEMM: a tile and split-K factor from the ladder, with the
+// waves it takes and the bytes it moves (inputs, output, weights, and the fp32 partials of a
+// split-K reduction, written and read once each).
+struct GemmCandidate {
+  GemmLaunch launch;
+  double waves = 1;
+  double bytes = 0;
+};
+
+// Every (tile, split-K) candidate of the launch model; with `use_wave` off, one candidate at
+// η = 1. Split factors are powers of two with tiles·s ≤ slots and K/s ≥ split_k_min_k.
+std::vector<GemmCandidate> gemm_candidates(const GemmShape& g, double weight_bytes,
+                                           const GpuSpec& gpu, const AnalyticalParams& p,
+                                           bool use_wave, bool use_split_k);
+
 // SMs the clustered launch can occupy: Σ_GPC ⌊SM_gpc / c⌋ · c (all SMs when the layout is unknown,
 // rounded down to a multiple of c).
 int cluster_capacity(const GpuSpec& gpu, int cluster_size);
@@ -33,8 +50,18 @@ int cluster_capacity(const GpuSpec& gpu, int cluster_size);
 // L2-reuse memory efficiency η_mem(x) = eta_max · x / (x + x_half), x = working set / L2.
 double eta_mem(double working_set_bytes, double l2_bytes, const AnalyticalParams& p);
 
-// Time of one GEMM (all `count` instances) in ns; `flops_per_ns` is the peak for its precision
-// and `f_clk` the realized clock fraction.
+// Smooth roofline (a^q + b^q)^(1/q) of two times that overlap (a knee instead of max(a, b)).
+double knee_ns(double a, double b, double q);
+
+// Time of one candidate without the launch floor (ns):
+//   t_c = 2MKN / (peak · eff · η_wave) + waves · wave_ns,  t_m = L2-law time of its bytes,
+//   t = (t_c^q + t_m^q)^(1/q) (knee on) or max(t_c, t_m).
+double candidate_ns(const GemmShape& g, const GemmCandidate& c, double flops_per_ns_eff,
+                    const GpuSpec& gpu, const AnalyticalParams& p, const AnalyticalTerms& terms);
+
+// Time of one GEMM (all `count` instances) in ns: the fastest candidate (cuBLAS's heuristics
+// aim at the fastest kernel) plus the launch floor. `flops_per_ns` is the peak for its
+// precision and `f_clk` the realized clock fraction.
 double gemm_ns(const GemmShape& g, double weight_bytes, double flops_per_ns, double f_clk,
                const GpuSpec& gpu, const AnalyticalParams& p, const AnalyticalTerms& terms,
                double launch_scale);

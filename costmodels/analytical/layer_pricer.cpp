@@ -8,6 +8,14 @@
 
 namespace servesim {
 
+double light_kernel_ns(const AnalyticalParams::Light& l, double bytes, double bw, double knee_q,
+                       const AnalyticalTerms& terms, double launch_scale) {
+  const double t_bw = bytes / (bw * (terms.light ? l.bw_fraction : 1.0));
+  if (!terms.launch) return t_bw;
+  const double floor = l.floor_ns * launch_scale;
+  return terms.knee ? knee_ns(floor, t_bw, knee_q) : floor + t_bw;
+}
+
 LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
                          const AnalyticalTerms& terms)
     : gpu_(r.gpu),
@@ -50,9 +58,7 @@ double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
 
 double LayerPricer::light_ns(LightKernel k, double bytes, bool graph) const {
   const AnalyticalParams::Light& l = params_.light[static_cast<std::size_t>(k)];
-  double t = bytes / (bw_ * (terms_.light ? l.bw_fraction : 1.0));
-  if (terms_.launch) t += l.floor_ns * launch_scale(graph);
-  return t;
+  return light_kernel_ns(l, bytes, bw_, params_.knee_q, terms_, launch_scale(graph));
 }
 
 LightKernel LayerPricer::norm_kernel() const {

@@ -12,6 +12,13 @@
 
 namespace servesim {
 
+// One light kernel moving `bytes` at `bw` bytes/ns (PHYSICS §4, §9): at few tokens it is
+// latency-bound (≈ one CTA per token row) at its floor, at many it streams at bw_fraction of
+// the bandwidth; the two overlap through the knee (floor^q + t_bw^q)^(1/q). Terms: `light` off
+// prices the stream at full bandwidth, `launch` off drops the floor, `knee` off adds the two.
+double light_kernel_ns(const AnalyticalParams::Light& l, double bytes, double bw, double knee_q,
+                       const AnalyticalTerms& terms, double launch_scale);
+
 // Prices the pieces of one replica's engine step with the analytical model (PHYSICS.md): the
 // per-layer token-dependent work (projection GEMMs, light kernels, TP all-reduces), attention,
 // the step's edges (embedding, final norm, LM head, sampling) and the host floor. Holds copies

@@ -47,12 +47,14 @@ TEST_CASE(
   const ProfileValidation a = validate("a100", "a100", "meta-llama/Llama-2-7b-hf");
   CHECK(a.slices.front().block.mape() < 5.0);
   CHECK(a.slices.front().prefill_block.mape() < 5.0);
+  CHECK(a.slices.front().decode_block.mape() < 6.0);
   for (std::size_t i = 1; i < a.slices.size(); ++i) {
     INFO("A100 TP" << a.slices[i].tp);
     CHECK(a.slices[i].block.mape() < 6.0);
   }
   const ProfileValidation h = validate("h100", "h100", "meta-llama/Llama-2-7b-hf");
   CHECK(h.slices.front().block.mape() < 8.0);
+  CHECK(h.slices.front().decode_block.mape() < 8.0);
   for (std::size_t i = 1; i < h.slices.size(); ++i) {
     INFO("H100 TP" << h.slices[i].tp);
     CHECK(h.slices[i].block.mape() < 9.0);
@@ -81,10 +83,12 @@ TEST_CASE("costmodel fit on the A100 profile reproduces the shipped A100 constan
   const FitReport fit = fit_home_constants(data, models, g, shipped);
   CHECK(fit.params.gemm_efficiency == Approx(shipped.gemm_efficiency).margin(0.002));
   CHECK(fit.params.gemm_launch_ns == Approx(shipped.gemm_launch_ns).margin(50));
+  CHECK(fit.params.wave_ns == Approx(shipped.wave_ns).margin(50));
   CHECK(fit.params.eta_max == Approx(shipped.eta_max).margin(0.002));
   CHECK(fit.params.x_half == Approx(shipped.x_half).margin(0.002));
-  for (LightKernel k : {LightKernel::kRmsNorm, LightKernel::kRope, LightKernel::kSiluMul,
-                        LightKernel::kAdd, LightKernel::kEmbedding}) {
+  for (LightKernel k :
+       {LightKernel::kRmsNorm, LightKernel::kLayerNorm, LightKernel::kRope, LightKernel::kSiluMul,
+        LightKernel::kGelu, LightKernel::kAdd, LightKernel::kEmbedding}) {
     INFO(light_kernel_name(k));
     const auto i = static_cast<std::size_t>(k);
     CHECK(fit.params.light[i].floor_ns == Approx(shipped.light[i].floor_ns).margin(2));
