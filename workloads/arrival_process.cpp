@@ -1,5 +1,6 @@
 #include "workloads/arrival_process.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace servesim {
@@ -15,7 +16,44 @@ Overloaded(F...) -> Overloaded<F...>;
 }  // namespace
 
 ArrivalProcess::ArrivalProcess(const ArrivalSpec& spec, std::uint64_t seed)
-    : spec_(spec), rng_(substream_seed(seed, 1)) {}
+    : spec_(spec), rng_(substream_seed(seed, 1)) {
+  if (const auto* s = std::get_if<StagedArrivals>(&spec_)) begin_stage(*s, 0);
+}
+
+void ArrivalProcess::begin_stage(const StagedArrivals& s, std::size_t index) {
+  // Skip empty stages; their time still passes.
+  while (index < s.stages.size() && s.stages[index].requests == 0) {
+    stage_start_ += s.stages[index].duration + s.gap;
+    ++index;
+  }
+  stage_ = index;
+  stage_index_ = 0;
+  stage_partial_ = 0;
+  stage_total_ = 0;
+  if (index >= s.stages.size()) return;
+  // The same draws next() will make, summed in the same order: the last partial sum equals
+  // the total exactly, so every arrival lands in [start, start + duration).
+  RandomSource ahead = rng_;
+  for (std::int64_t i = 0; i < s.stages[index].requests; ++i) stage_total_ += ahead.exponential(1);
+}
+
+SimTime ArrivalProcess::next_staged(const StagedArrivals& s) {
+  const ArrivalStage& stage = s.stages[stage_];
+  const double fraction = stage_partial_ / stage_total_;
+  const SimTime t = stage_start_ + std::llround(fraction * static_cast<double>(stage.duration));
+  stage_partial_ += rng_.exponential(1);
+  if (++stage_index_ == stage.requests) {
+    stage_start_ += stage.duration + s.gap;
+    begin_stage(s, stage_ + 1);
+  }
+  now_ = std::max(now_, t);
+  return now_;
+}
+
+bool ArrivalProcess::done() const {
+  const auto* s = std::get_if<StagedArrivals>(&spec_);
+  return s != nullptr && stage_ >= s->stages.size();
+}
 
 SimTime ArrivalProcess::next() {
   ++count_;
@@ -29,13 +67,14 @@ SimTime ArrivalProcess::next() {
           [&](const StaticArrivals& s) {
             now_ = std::llround(static_cast<double>(count_) * 1e9 / s.qps);
           },
+          [&](const StagedArrivals& s) { next_staged(s); },
       },
       spec_);
   return now_;
 }
 
 std::string_view ArrivalProcess::kind() const {
-  static constexpr std::string_view kNames[] = {"poisson", "gamma", "static"};
+  static constexpr std::string_view kNames[] = {"poisson", "gamma", "static", "stages"};
   return kNames[spec_.index()];
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "sim/time.hpp"
 #include "workloads/random_source.hpp"
@@ -22,25 +23,53 @@ struct GammaArrivals {
 struct StaticArrivals {
   double qps = 1;
 };
-using ArrivalSpec = std::variant<PoissonArrivals, GammaArrivals, StaticArrivals>;
+// One stage of a staged load: `requests` arrivals spread over `duration` ns.
+struct ArrivalStage {
+  double rate = 1;            // requests per second
+  SimTime duration = 0;       // ns
+  std::int64_t requests = 0;  // exactly rate × duration
+};
+// inference-perf's `load.type: constant` stages: each stage holds exactly rate × duration
+// requests whose gaps are exponential draws normalized to fill the stage, so the first arrival
+// is at the stage start and the last one before its end (Poisson-like with an exact count).
+// Stage k+1 starts `gap` ns after stage k ends. The process is finite: done() after the last.
+struct StagedArrivals {
+  std::vector<ArrivalStage> stages;
+  SimTime gap = 0;
+};
+using ArrivalSpec = std::variant<PoissonArrivals, GammaArrivals, StaticArrivals, StagedArrivals>;
 
 // A synthetic arrival process: the k-th call returns the sum of k gaps (so the first arrival
 // comes one gap after the start), in integer ns. Random gaps are rounded to the nearest ns and
 // accumulated in integers, so times never drift; static arrivals are round(k·1e9/qps) exactly.
-// Deterministic for a seed on any standard library. O(1) state. Not thread-safe.
+// Deterministic for a seed on any standard library. O(1) state (O(stages) for staged arrivals:
+// each stage's normalizing sum comes from a copy of the generator run ahead, so no gaps are
+// stored). Staged arrivals follow their own rule (StagedArrivals). Not thread-safe.
 class ArrivalProcess {
  public:
   ArrivalProcess(const ArrivalSpec& spec, std::uint64_t seed);
 
-  // Nanoseconds after the start of the next arrival; non-decreasing.
+  // Nanoseconds after the start of the next arrival; non-decreasing. Must not be called once
+  // done().
   SimTime next();
+  // True when a finite process (staged arrivals) has yielded all of its arrivals.
+  bool done() const;
   std::string_view kind() const;
 
  private:
+  SimTime next_staged(const StagedArrivals& s);
+  void begin_stage(const StagedArrivals& s, std::size_t index);
+
   ArrivalSpec spec_;
   RandomSource rng_;
   SimTime now_ = 0;
   std::int64_t count_ = 0;
+  // Staged arrivals: the current stage, its start, position and normalizing sum.
+  std::size_t stage_ = 0;
+  SimTime stage_start_ = 0;
+  std::int64_t stage_index_ = 0;
+  double stage_partial_ = 0;
+  double stage_total_ = 0;
 };
 
 }  // namespace servesim

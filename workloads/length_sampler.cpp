@@ -74,32 +74,37 @@ std::int32_t LengthSampler::zipf_total(const ZipfLengths& z) {
 }
 
 std::pair<std::int32_t, std::int32_t> LengthSampler::next() {
-  return std::visit(Overloaded{
-                        [&](const TraceLengths& t) {
-                          const auto i = static_cast<std::size_t>(
-                              rng_.uniform_int(0, static_cast<std::int64_t>(t.prompt.size()) - 1));
-                          return std::pair{t.prompt[i], t.output[i]};
-                        },
-                        [&](const ZipfLengths& z) {
-                          const double total = zipf_total(z);
-                          const double decode = total / (1.0 + z.prefill_decode_ratio);
-                          return std::pair{at_least_one(total - decode), at_least_one(decode)};
-                        },
-                        [&](const UniformLengths& u) {
-                          const double total =
-                              static_cast<double>(rng_.uniform_int(u.min_tokens, u.max_tokens));
-                          const double decode = std::ceil(total / (1.0 + u.prefill_decode_ratio));
-                          return std::pair{at_least_one(total - decode), at_least_one(decode)};
-                        },
-                        [&](const FixedLengths& f) {
-                          return std::pair{f.prompt_tokens, f.output_tokens};
-                        },
-                    },
-                    spec_);
+  return std::visit(
+      Overloaded{
+          [&](const TraceLengths& t) {
+            const auto i = static_cast<std::size_t>(
+                rng_.uniform_int(0, static_cast<std::int64_t>(t.prompt.size()) - 1));
+            return std::pair{t.prompt[i], t.output[i]};
+          },
+          [&](const ZipfLengths& z) {
+            const double total = zipf_total(z);
+            const double decode = total / (1.0 + z.prefill_decode_ratio);
+            return std::pair{at_least_one(total - decode), at_least_one(decode)};
+          },
+          [&](const UniformLengths& u) {
+            const double total = static_cast<double>(rng_.uniform_int(u.min_tokens, u.max_tokens));
+            const double decode = std::ceil(total / (1.0 + u.prefill_decode_ratio));
+            return std::pair{at_least_one(total - decode), at_least_one(decode)};
+          },
+          [&](const FixedLengths& f) {
+            return std::pair{f.prompt_tokens, f.output_tokens};
+          },
+          [&](const ChatLengths& c) {
+            last_user_ = rng_.uniform_int(0, c.num_groups * c.users_per_group - 1);
+            return std::pair{c.system_prompt_tokens + c.question_tokens, c.output_tokens};
+          },
+      },
+      spec_);
 }
 
 std::string_view LengthSampler::kind() const {
-  static constexpr std::string_view kNames[] = {"trace", "zipf", "uniform", "fixed"};
+  static constexpr std::string_view kNames[] = {"trace", "zipf", "uniform", "fixed",
+                                                "shared_prefix_chat"};
   return kNames[spec_.index()];
 }
 

@@ -39,7 +39,20 @@ struct FixedLengths {
   std::int32_t prompt_tokens = 1;
   std::int32_t output_tokens = 1;
 };
-using LengthSpec = std::variant<TraceLengths, ZipfLengths, UniformLengths, FixedLengths>;
+// inference-perf's shared_prefix data: num_groups system prompts, each shared by users_per_group
+// users with their own question; every request comes from one user drawn uniformly, with the
+// prompt system + question tokens and exactly output_tokens output (ignore_eos). A user's prompt
+// is the same text every time, so the whole prompt is that user's shared prefix
+// (LengthSampler::last_user() names it).
+struct ChatLengths {
+  std::int64_t num_groups = 1;
+  std::int64_t users_per_group = 1;
+  std::int32_t system_prompt_tokens = 0;
+  std::int32_t question_tokens = 1;
+  std::int32_t output_tokens = 1;
+};
+using LengthSpec =
+    std::variant<TraceLengths, ZipfLengths, UniformLengths, FixedLengths, ChatLengths>;
 
 // Loads a length pool from a file (see TraceReader::lengths_only). Throws InputError for a bad
 // row or a file without usable rows.
@@ -54,6 +67,8 @@ class LengthSampler {
   // (prompt tokens, output tokens).
   std::pair<std::int32_t, std::int32_t> next();
   std::string_view kind() const;
+  // Chat lengths: the user (group × users_per_group + user) of the last next(); else -1.
+  std::int64_t last_user() const { return last_user_; }
   const LengthSpec& spec() const { return spec_; }
 
  private:
@@ -61,6 +76,7 @@ class LengthSampler {
 
   LengthSpec spec_;
   RandomSource rng_;
+  std::int64_t last_user_ = -1;
   // Vidur's Zipf constants, computed once.
   double zipf_zetan_ = 0;
   double zipf_eta_ = 0;

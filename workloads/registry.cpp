@@ -1,6 +1,7 @@
 #include "workloads/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -70,17 +71,28 @@ WorkloadOptions read_options(const ConfigNode& node) {
   }
   if (const auto prefix = node.find("shared_prefix")) {
     prefix->require_map("a shared_prefix section");
-    prefix->check_keys({"num_groups", "prefix_tokens"});
-    o.prefix_groups = prefix->get_positive_int("num_groups");
-    o.prefix_tokens = read_tokens(*prefix, "prefix_tokens");
+    if (prefix->has("group_by")) {
+      prefix->check_keys({"group_by"});
+      const ConfigNode by = prefix->at("group_by");
+      if (by.as_string() != "prompt_length") {
+        by.fail(fmt::format("unknown grouping '{}' (known: prompt_length)", by.as_string()));
+      }
+      o.prefix_by_prompt_length = true;
+    } else {
+      prefix->check_keys({"num_groups", "prefix_tokens", "group_by"});
+      o.prefix_groups = prefix->get_positive_int("num_groups");
+      o.prefix_tokens = read_tokens(*prefix, "prefix_tokens");
+    }
   }
   return o;
 }
 
-std::unique_ptr<Workload> make_trace(const ConfigNode& trace, const WorkloadOptions& options,
+std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions options,
                                      std::uint64_t seed) {
   trace.require_map("a trace section");
-  trace.check_keys({"format", "file", "qps", "time_scale"});
+  trace.check_keys({"format", "file", "qps", "time_scale", "output_tokens"});
+  if (trace.has("output_tokens"))
+    options.output_tokens_override = read_tokens(trace, "output_tokens");
   const ConfigNode format_node = trace.at("format");
   const auto format = trace_format_from_name(format_node.as_string());
   if (!format) {
@@ -104,6 +116,33 @@ ArrivalSpec read_arrivals(const ConfigNode& arrival) {
     arrival.check_keys({"kind", "qps", "cv"});
     return GammaArrivals{arrival.get_positive("qps"), arrival.get_positive("cv")};
   }
+  if (kind == "stages") {
+    arrival.check_keys({"kind", "stages", "gap_s"});
+    StagedArrivals staged;
+    staged.gap = seconds_to_sim(arrival.get_nonnegative("gap_s", 0.0));
+    const ConfigNode list = arrival.at("stages");
+    if (!list.is_sequence() || list.size() == 0) {
+      list.fail("expected a list of stages [{rate, duration_s}, …]");
+    }
+    for (const ConfigNode& st : list.items()) {
+      st.require_map("a stage {rate, duration_s}");
+      st.check_keys({"rate", "duration_s"});
+      ArrivalStage stage;
+      stage.rate = st.get_positive("rate");
+      const double duration_s = st.get_positive("duration_s");
+      stage.duration = seconds_to_sim(duration_s);
+      const double n = stage.rate * duration_s;
+      stage.requests = std::llround(n);
+      if (std::abs(n - static_cast<double>(stage.requests)) > 1e-6 * std::max(1.0, n)) {
+        st.fail(
+            fmt::format("rate × duration_s = {} is not a whole number of requests (expected "
+                        "exactly rate × duration_s requests per stage)",
+                        n));
+      }
+      staged.stages.push_back(stage);
+    }
+    return staged;
+  }
   arrival.check_keys({"kind", "qps"});
   if (kind == "static") return StaticArrivals{arrival.get_positive("qps")};
   return PoissonArrivals{arrival.get_positive("qps")};
@@ -126,6 +165,21 @@ LengthSpec read_lengths(const ConfigNode& lengths) {
     lengths.check_keys({"kind", "file"});
     return load_trace_lengths(read_file_path(lengths));
   }
+  if (kind == "shared_prefix_chat") {
+    lengths.check_keys({"kind", "num_groups", "users_per_group", "system_prompt_tokens",
+                        "question_tokens", "output_tokens"});
+    ChatLengths c;
+    c.num_groups = lengths.get_positive_int("num_groups");
+    c.users_per_group = lengths.get_positive_int("users_per_group");
+    const std::int64_t system = lengths.get_int("system_prompt_tokens", 0);
+    if (system < 0 || system > 1'000'000'000) {
+      lengths.at("system_prompt_tokens").fail("expected a token count ≥ 0");
+    }
+    c.system_prompt_tokens = static_cast<std::int32_t>(system);
+    c.question_tokens = read_tokens(lengths, "question_tokens");
+    c.output_tokens = read_tokens(lengths, "output_tokens");
+    return c;
+  }
   if (kind == "fixed") {
     lengths.check_keys({"kind", "prompt_tokens", "output_tokens"});
     return FixedLengths{read_tokens(lengths, "prompt_tokens"),
@@ -147,8 +201,10 @@ LengthSpec read_lengths(const ConfigNode& lengths) {
 
 }  // namespace
 
-std::vector<std::string> arrival_kinds() { return {"gamma", "poisson", "static"}; }
-std::vector<std::string> length_kinds() { return {"fixed", "trace", "uniform", "zipf"}; }
+std::vector<std::string> arrival_kinds() { return {"gamma", "poisson", "stages", "static"}; }
+std::vector<std::string> length_kinds() {
+  return {"fixed", "shared_prefix_chat", "trace", "uniform", "zipf"};
+}
 std::vector<std::string> trace_formats() { return trace_format_names(); }
 
 std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t seed) {
@@ -169,13 +225,18 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
   if (!node.has("arrival") || !node.has("lengths")) {
     node.fail("expected either 'trace', or both 'arrival' and 'lengths'");
   }
-  if (!options.num_requests && !options.duration) {
+  const ArrivalSpec arrivals = read_arrivals(node.at("arrival"));
+  if (!options.num_requests && !options.duration &&
+      !std::holds_alternative<StagedArrivals>(arrivals)) {
     node.fail(
         "a synthetic workload never ends on its own (expected num_requests, duration_s or "
         "both)");
   }
-  const ArrivalSpec arrivals = read_arrivals(node.at("arrival"));
   LengthSpec lengths = read_lengths(node.at("lengths"));
+  if (std::holds_alternative<ChatLengths>(lengths) && node.has("shared_prefix")) {
+    node.at("shared_prefix")
+        .fail("cannot be combined with shared_prefix_chat lengths (they bring their own prefixes)");
+  }
   return std::make_unique<SyntheticWorkload>(arrivals, std::move(lengths), options, seed);
 }
 

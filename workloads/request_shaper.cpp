@@ -30,8 +30,19 @@ RequestSpec RequestShaper::shape(SimTime relative, std::int32_t prompt, std::int
   if (options_.prefix_groups > 0) {
     spec.prefix_group = prefix_rng_.uniform_int(0, options_.prefix_groups - 1);
     spec.prefix_tokens = std::min(options_.prefix_tokens, spec.prompt_tokens);
+  } else if (options_.prefix_by_prompt_length) {
+    spec.prefix_group = spec.prompt_tokens;
+    spec.prefix_tokens = spec.prompt_tokens;
   }
   ++counts_.yielded;
+  return spec;
+}
+
+RequestSpec RequestShaper::shape(SimTime relative, std::int32_t prompt, std::int32_t output,
+                                 std::int64_t prefix_group, std::int32_t prefix_tokens) {
+  RequestSpec spec = shape(relative, prompt, output);
+  spec.prefix_group = prefix_group;
+  spec.prefix_tokens = std::min(prefix_tokens, spec.prompt_tokens);
   return spec;
 }
 

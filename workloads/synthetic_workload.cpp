@@ -10,7 +10,7 @@ SyntheticWorkload::SyntheticWorkload(const ArrivalSpec& arrivals, LengthSpec len
 
 std::optional<RequestSpec> SyntheticWorkload::next() {
   if (done_) return std::nullopt;
-  if (!shaper_.has_room()) {
+  if (!shaper_.has_room() || arrivals_.done()) {
     done_ = true;
     return std::nullopt;
   }
@@ -20,6 +20,9 @@ std::optional<RequestSpec> SyntheticWorkload::next() {
     return std::nullopt;
   }
   const auto [prompt, output] = lengths_.next();
+  if (lengths_.last_user() >= 0) {
+    return shaper_.shape(t, prompt, output, lengths_.last_user(), prompt);
+  }
   return shaper_.shape(t, prompt, output);
 }
 

@@ -15,7 +15,8 @@ namespace servesim {
 // Synthetic arrivals paired with sampled lengths, generated one request per next() call: O(1)
 // state (a length pool is fixed in size), so a 10M-request run holds no requests. Arrivals,
 // lengths and prefix groups draw from separate seed streams. Ends after num_requests or at the
-// first arrival ≥ start_s + duration_s, whichever comes first. Not thread-safe.
+// first arrival ≥ start_s + duration_s, whichever comes first (staged arrivals also end after
+// their last stage). Not thread-safe.
 class SyntheticWorkload final : public Workload {
  public:
   SyntheticWorkload(const ArrivalSpec& arrivals, LengthSpec lengths, const WorkloadOptions& options,

@@ -74,7 +74,10 @@ std::optional<RequestSpec> TraceWorkload::next() {
   if (row.zero_prompt) ++c.zero_prompt_rows;
   if (row.zero_output) ++c.zero_output_rows;
   if (row.error) ++c.error_rows;
-  return shaper_.shape(rescaled(row.arrival), row.prompt_tokens, row.output_tokens);
+  const std::int32_t override_tokens = shaper_.options().output_tokens_override;
+  const std::int32_t output =
+      override_tokens > 0 && !row.error ? override_tokens : row.output_tokens;
+  return shaper_.shape(rescaled(row.arrival), row.prompt_tokens, output);
 }
 
 }  // namespace servesim

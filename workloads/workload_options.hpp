@@ -16,6 +16,12 @@ struct WorkloadOptions {
   std::int32_t max_tokens = 0;               // > 0: clip prompt + output to this many tokens
   std::int64_t prefix_groups = 0;            // > 0: requests draw one of this many shared prefixes
   std::int32_t prefix_tokens = 0;            // length of each group's shared prefix
+  // shared_prefix: {group_by: prompt_length}: requests of equal prompt length share their whole
+  // prompt (a trace drawn from a fixed pool of prompts, as the measured sim2real runs).
+  bool prefix_by_prompt_length = false;
+  // trace.output_tokens: > 0 replaces the output count of every successful trace row (runs with
+  // ignore_eos generated this many tokens whatever the re-tokenized count in the trace says).
+  std::int32_t output_tokens_override = 0;
 };
 
 // What a workload did to the requests it yielded, for the run summary.

@@ -36,11 +36,20 @@ const std::string kFixed = "{kind: fixed, prompt_tokens: 100, output_tokens: 10}
 
 TEST_CASE("every arrival kind and length kind in the registry builds a working workload",
           "[workloads][registry]") {
-  CHECK(arrival_kinds() == std::vector<std::string>{"gamma", "poisson", "static"});
-  CHECK(length_kinds() == std::vector<std::string>{"fixed", "trace", "uniform", "zipf"});
-  const std::map<std::string, std::string> arrival_extra = {{"gamma", ", cv: 2"}};
+  CHECK(arrival_kinds() == std::vector<std::string>{"gamma", "poisson", "stages", "static"});
+  CHECK(length_kinds() ==
+        std::vector<std::string>{"fixed", "shared_prefix_chat", "trace", "uniform", "zipf"});
+  const std::map<std::string, std::string> arrivals = {
+      {"gamma", "{kind: gamma, qps: 4, cv: 2}"},
+      {"poisson", "{kind: poisson, qps: 4}"},
+      {"stages", "{kind: stages, stages: [{rate: 4, duration_s: 10}, {rate: 8, duration_s: 10}]}"},
+      {"static", "{kind: static, qps: 4}"},
+  };
   const std::map<std::string, std::string> lengths = {
       {"fixed", kFixed},
+      {"shared_prefix_chat",
+       "{kind: shared_prefix_chat, num_groups: 3, users_per_group: 2, system_prompt_tokens: 10, "
+       "question_tokens: 20, output_tokens: 5}"},
       {"trace", fmt::format("{{kind: trace, file: '{}'}}", fixture("lengths_small.csv"))},
       {"uniform", "{kind: uniform, min_tokens: 10, max_tokens: 20, prefill_decode_ratio: 2}"},
       {"zipf", "{kind: zipf, min_tokens: 10, max_tokens: 20, prefill_decode_ratio: 2}"},
@@ -48,11 +57,8 @@ TEST_CASE("every arrival kind and length kind in the registry builds a working w
   for (const auto& a : arrival_kinds()) {
     for (const auto& l : length_kinds()) {
       INFO(a << " × " << l);
-      const auto it = arrival_extra.find(a);
-      auto w =
-          make(fmt::format("workload:\n  arrival: {{kind: {}, qps: 4{}}}\n  lengths: {}\n  "
-                           "num_requests: 50\n",
-                           a, it == arrival_extra.end() ? "" : it->second, lengths.at(l)));
+      auto w = make(fmt::format("workload:\n  arrival: {}\n  lengths: {}\n  num_requests: 50\n",
+                                arrivals.at(a), lengths.at(l)));
       const auto r = drain(*w);
       REQUIRE(r.size() == 50);
       for (std::size_t i = 0; i < r.size(); ++i) {
@@ -139,10 +145,12 @@ TEST_CASE("unknown kinds and formats list the known values", "[workloads][bad-in
   CHECK_THAT(error_of("workload:\n  arrival: {kind: poison, qps: 2}\n  lengths: " + kFixed +
                       "\n  num_requests: 5\n"),
              Contains("test.yaml:2:19: workload.arrival.kind: unknown arrival kind 'poison' "
-                      "(known: gamma, poisson, static)"));
-  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zip}\n  "
-                      "num_requests: 5\n"),
-             Contains("unknown lengths kind 'zip' (known: fixed, trace, uniform, zipf)"));
+                      "(known: gamma, poisson, stages, static)"));
+  CHECK_THAT(
+      error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zip}\n  "
+               "num_requests: 5\n"),
+      Contains(
+          "unknown lengths kind 'zip' (known: fixed, shared_prefix_chat, trace, uniform, zipf)"));
   CHECK_THAT(error_of("workload:\n  trace: {format: sharegpt, file: x.csv}\n"),
              Contains("unknown trace format 'sharegpt' (known: azure, measured, vidur)"));
 }
