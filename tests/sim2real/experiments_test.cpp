@@ -1,0 +1,87 @@
+#include "tools/sim2real/experiments.hpp"
+
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "tools/sim2real/score.hpp"
+
+using namespace servesim::sim2real;
+
+namespace {
+
+std::string experiments_csv() {
+  const std::string p = std::string(SERVESIM_SHARED_DIR) + "/data/sim2real/experiments.csv";
+  return std::filesystem::exists(p) ? p : std::string();
+}
+
+}  // namespace
+
+TEST_CASE("a CSV record splits on commas outside quotes and undoubles quotes",
+          "[sim2real][experiments]") {
+  CHECK(split_csv_record("a,\"b, c\",,\"say \"\"hi\"\"\"") ==
+        std::vector<std::string>{"a", "b, c", "", "say \"hi\""});
+}
+
+TEST_CASE("experiments.csv reads into 21 runs whose traces resolve against its folder",
+          "[sim2real][experiments][data]") {
+  const std::string csv = experiments_csv();
+  if (csv.empty()) {
+    WARN("skipped: ../shared/data/sim2real is absent");
+    return;
+  }
+  const auto runs = read_experiments(csv);
+  REQUIRE(runs.size() == 21);
+  int traced = 0;
+  for (const auto& e : runs) {
+    INFO(e.id);
+    CHECK(!e.model.empty());
+    CHECK(e.hardware == "H100");
+    CHECK(!e.stages.empty());
+    if (!e.trace_file.empty()) {
+      ++traced;
+      CHECK(std::filesystem::exists(e.trace_file));
+    }
+  }
+  CHECK(traced == 9);
+  const auto& codegen = *std::find_if(runs.begin(), runs.end(),
+                                      [](const auto& e) { return e.id == "tv-l2-7b-codegen"; });
+  CHECK(codegen.tp == 1);
+  CHECK(codegen.kv_blocks_total_gpu == 7462);
+  REQUIRE(codegen.stages.size() == 2);
+  CHECK(codegen.stages[1].rate == 10.0);
+  CHECK(codegen.real.e2e_mean == Approx(2080.74));
+  CHECK(codegen.real.itl_mean == Approx(10.576));
+}
+
+TEST_CASE("the measured summaries follow from the traces with numpy quantiles and mean-based ITL",
+          "[sim2real][experiments][data]") {
+  const std::string csv = experiments_csv();
+  if (csv.empty()) {
+    WARN("skipped: ../shared/data/sim2real is absent");
+    return;
+  }
+  for (const auto& e : read_experiments(csv)) {
+    if (e.trace_file.empty()) continue;
+    INFO(e.id);
+    const auto trace = read_trace(e.trace_file);
+    REQUIRE(static_cast<std::int64_t>(trace.size()) == e.n_requests_trace);
+    std::vector<Latency> ok;
+    double out = 0;
+    std::int64_t failed = 0;
+    for (const auto& r : trace) {
+      if (r.error) {
+        ++failed;
+        continue;
+      }
+      ok.push_back({r.e2e_ms, r.ttft_ms});
+      out += r.output_tokens;
+    }
+    CHECK(failed == e.n_failed_trace);
+    const Metrics m = metrics_of(ok, out / static_cast<double>(ok.size()));
+    for (std::size_t i = 0; i < metric_names().size(); ++i) {
+      INFO(metric_names()[i]);
+      CHECK(metric(m, i) == Approx(metric(e.real, i)).epsilon(2e-4).margin(0.002));
+    }
+  }
+}

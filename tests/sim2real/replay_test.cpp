@@ -1,0 +1,145 @@
+#include "tools/sim2real/replay.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "sim/engine.hpp"
+#include "sim/input_error.hpp"
+#include "sim/run_config.hpp"
+#include "tools/tool_common.hpp"
+
+using namespace servesim;
+using namespace servesim::sim2real;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string experiments_csv() {
+  const std::string p = std::string(SERVESIM_SHARED_DIR) + "/data/sim2real/experiments.csv";
+  return std::filesystem::exists(p) ? p : std::string();
+}
+
+const Experiment& find(const std::vector<Experiment>& runs, const std::string& id) {
+  const auto it = std::find_if(runs.begin(), runs.end(), [&](const auto& e) { return e.id == id; });
+  REQUIRE(it != runs.end());
+  return *it;
+}
+
+// Checks vLLM V1's per-step limits on every step of a run.
+class BudgetChecker final : public RunObserver {
+ public:
+  BudgetChecker(std::int64_t budget, std::int64_t seats, std::int64_t blocks)
+      : budget_(budget), seats_(seats), blocks_(blocks) {}
+  void on_step(const StepRecord& s, const BatchShape& shape, const StepCost&) override {
+    ++steps;
+    const std::int64_t tokens = s.prefill_tokens + s.num_decodes;
+    max_tokens = std::max(max_tokens, tokens);
+    max_seqs = std::max<std::int64_t>(max_seqs, s.num_prefills + s.num_decodes);
+    max_blocks = std::max(max_blocks, s.kv_blocks_used);
+    if (tokens > budget_ || s.num_prefills + s.num_decodes > seats_ || s.kv_blocks_used > blocks_ ||
+        shape.total_tokens() != tokens) {
+      ++violations;
+    }
+    if (s.num_prefills > 0 && s.num_decodes > 0) ++mixed;
+  }
+  std::int64_t steps = 0, violations = 0, mixed = 0;
+  std::int64_t max_tokens = 0, max_seqs = 0, max_blocks = 0;
+
+ private:
+  std::int64_t budget_, seats_, blocks_;
+};
+
+}  // namespace
+
+TEST_CASE("every run of experiments.csv becomes a config that resolves its model and GPU",
+          "[sim2real][replay][data]") {
+  const std::string csv = experiments_csv();
+  if (csv.empty()) {
+    WARN("skipped: ../shared/data/sim2real is absent");
+    return;
+  }
+  for (const auto& e : read_experiments(csv)) {
+    INFO(e.id);
+    const std::string yaml = make_config_yaml(e, ReplayOptions{});
+    const RunConfig cfg = RunConfig::parse(ConfigNode::parse(yaml, "generated"));
+    CHECK(cfg.replicas.at(0).tp == e.tp);
+    CHECK(cfg.replicas.at(0).weights ==
+          (e.precision == "FP8" ? Precision::kFp8 : Precision::kBf16));
+    CHECK(cfg.scheduler.get_int("max_num_batched_tokens", 0) == e.max_num_batched_tokens);
+    CHECK(yaml.find(e.trace_file.empty() ? "kind: stages" : "format: measured") !=
+          std::string::npos);
+    const BuiltRun run = build_run(cfg);
+    REQUIRE(run.fleet.size() == 1);
+  }
+}
+
+TEST_CASE("an unknown model name is an error naming the CSV line and the run",
+          "[sim2real][replay]") {
+  Experiment e;
+  e.id = "x1";
+  e.line = 7;
+  e.model = "nobody/No-Such-Model-7B";
+  e.hardware = "H100";
+  e.precision = "FP16";
+  e.stages = {{1.0, 10.0}};
+  e.system_prompt_len = 10;
+  e.question_len = 20;
+  e.output_len = 5;
+  e.num_groups = 1;
+  e.users_per_group = 1;
+  try {
+    replay(e, ReplayOptions{}, "experiments.csv");
+    FAIL("no error");
+  } catch (const InputError& err) {
+    CHECK_THAT(err.what(), Contains("experiments.csv:7: run x1:"));
+    CHECK_THAT(err.what(), Contains("nobody/No-Such-Model-7B"));
+  }
+}
+
+TEST_CASE("a replayed trace keeps vLLM V1's token budget, seat limit and KV capacity every step",
+          "[sim2real][replay][data]") {
+  const std::string csv = experiments_csv();
+  if (csv.empty()) {
+    WARN("skipped: ../shared/data/sim2real is absent");
+    return;
+  }
+  const auto runs = read_experiments(csv);
+  const Experiment& e = find(runs, "tv-l2-7b-general");
+  ConfigNode root = ConfigNode::parse(make_config_yaml(e, ReplayOptions{}), "generated");
+  // The first 6000 rows reach the 20 req/s stage, where batches fill up.
+  root.apply_override("workload.num_requests=6000");
+  root.apply_override("workload.start_s=0");
+  BuiltRun run = build_run(RunConfig::parse(root));
+  BudgetChecker check(e.max_num_batched_tokens, e.max_num_seqs, e.kv_blocks_total_gpu);
+  Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&check});
+  const EngineTotals t = engine.run();
+  CHECK(t.finished == 6000);
+  CHECK(check.steps > 1000);
+  CHECK(check.violations == 0);
+  CHECK(check.max_tokens <= 2048);
+  CHECK(check.max_seqs <= 128);
+  CHECK(check.mixed > 0);  // chunked prefill: prefills ride along with decodes
+}
+
+TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression guard)",
+          "[sim2real][replay][data][e2e]") {
+  const std::string csv = experiments_csv();
+  if (csv.empty()) {
+    WARN("skipped: ../shared/data/sim2real is absent");
+    return;
+  }
+  const auto runs = read_experiments(csv);
+  const RunResult r = replay(find(runs, "tv-l2-7b-codegen"), ReplayOptions{}, csv);
+  CHECK(r.kind == ReplayKind::kExact);
+  CHECK(r.requests == 9000);
+  CHECK(r.scored_requests == 9000);
+  REQUIRE(r.per_request);
+  CHECK(r.per_request->matched == 9000);
+  INFO("E2E mean sim " << r.sim.e2e_mean << " real " << r.score.metrics[0].real);
+  CHECK(r.score.metrics[0].ape < 25);  // E2E mean
+  CHECK(r.score.metrics[6].ape < 25);  // ITL mean
+  CHECK(r.score.overall < 40);
+  CHECK(r.wall_s < 10);
+}

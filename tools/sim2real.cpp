@@ -1,0 +1,124 @@
+// sim2real --experiments CSV [--only ID,…] [--out DIR] [--json] [--held-out ID,…] [--fit] …
+// Replays the measured vLLM runs of experiments.csv (exactly where a trace exists, else from the
+// workload's definition) and scores the simulator against the measurements.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "sim/input_error.hpp"
+#include "tools/sim2real/fit.hpp"
+#include "tools/sim2real/report.hpp"
+#include "tools/tool_common.hpp"
+
+namespace {
+
+std::vector<std::string> split_ids(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace servesim::sim2real;
+  CLI::App app{"servesim: replay measured vLLM runs and score the simulator against them"};
+  std::string csv;
+  std::string only;
+  std::string out_dir;
+  std::string held_out = default_held_out();
+  bool json = false;
+  bool fit = false;
+  ReplayOptions options;
+  options.extra_decode_step_ns = kFittedDecodeStepNs;
+  options.extra_mixed_step_ns = kFittedMixedStepNs;
+  double extra_decode_us = options.extra_decode_step_ns / 1e3;
+  double extra_mixed_us = options.extra_mixed_step_ns / 1e3;
+  bool no_prefix_caching = false;
+  app.add_option("--experiments", csv, "experiments.csv")->required();
+  app.add_option("--only", only, "Comma-separated run ids (exp_id column)");
+  app.add_option("--out", out_dir, "Write each run's config (and report.json) here");
+  app.add_flag("--json", json, "Print the report as JSON instead of the table");
+  app.add_option(
+      "--held-out", held_out,
+      "Traced runs held out of any fit (comma-separated ids; default: " + held_out + ")");
+  app.add_option("--seed", options.seed, "Seed of the regenerated workloads");
+  app.add_option("--output-tokens", options.output_tokens,
+                 "nominal (output_len per request of ignore_eos runs) or trace")
+      ->check(CLI::IsMember({"nominal", "trace"}));
+  app.add_flag("--no-prefix-caching", no_prefix_caching, "Generate configs without prefix caching");
+  app.add_option("--extra-decode-step-us", extra_decode_us,
+                 "Host time added to each decode-only step (fitted default)");
+  app.add_option("--extra-mixed-step-us", extra_mixed_us,
+                 "Host time added to each step with a prefill (fitted default)");
+  app.add_flag("--fit", fit,
+               "Fit the two per-step host constants on the traced, non-overloaded runs that are "
+               "not held out, then report with them");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return servesim::guarded_main([&] {
+    options.prefix_caching = !no_prefix_caching;
+    options.extra_decode_step_ns = extra_decode_us * 1e3;
+    options.extra_mixed_step_ns = extra_mixed_us * 1e3;
+    const std::vector<Experiment> all = read_experiments(csv);
+    std::vector<const Experiment*> selected;
+    const auto only_ids = split_ids(only);
+    for (const auto& id : only_ids) {
+      const auto it =
+          std::find_if(all.begin(), all.end(), [&](const auto& e) { return e.id == id; });
+      if (it == all.end()) {
+        throw servesim::InputError(fmt::format("--only: no run '{}' in {}", id, csv));
+      }
+    }
+    for (const auto& e : all) {
+      if (only_ids.empty() || std::find(only_ids.begin(), only_ids.end(), e.id) != only_ids.end()) {
+        selected.push_back(&e);
+      }
+    }
+    Report report;
+    for (const auto& id : split_ids(held_out)) report.held_out.insert(id);
+    if (fit) {
+      const FitResult f = fit_host_constants(all, report.held_out, options, csv);
+      options.extra_decode_step_ns = f.decode_step_ns;
+      options.extra_mixed_step_ns = f.mixed_step_ns;
+      std::cerr << f.log;
+    }
+    report.options = options;
+    for (const Experiment* e : selected) {
+      report.runs.push_back(replay(*e, options, csv));
+      if (!out_dir.empty()) {
+        const auto dir = std::filesystem::path(out_dir) / ("sim2real_" + e->id);
+        std::filesystem::create_directories(dir);
+        std::ofstream f(dir / "config.yaml");
+        f << make_config_yaml(*e, options, (dir / "out").string());
+        if (!f)
+          throw servesim::InputError(fmt::format("{}: cannot write config.yaml", dir.string()));
+      }
+    }
+    summarize(report);
+    const auto doc = to_json(report);
+    if (!out_dir.empty()) {
+      std::ofstream f(std::filesystem::path(out_dir) / "report.json");
+      f << doc.dump(2) << "\n";
+    }
+    if (json) {
+      std::cout << doc.dump(2) << "\n";
+    } else {
+      std::cout << format_table(report);
+    }
+    return 0;
+  });
+}

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/sim2real/experiments.hpp"
+#include "tools/sim2real/score.hpp"
+
+namespace servesim::sim2real {
+
+// How sim2real turns a row of experiments.csv into a run.
+struct ReplayOptions {
+  std::uint64_t seed = 42;
+  // scheduler.enable_prefix_caching in the generated configs (vLLM V1 default: on).
+  bool prefix_caching = true;
+  // Runs whose harness sets ignore_eos generated `output_len` tokens per request; the traces
+  // count the tokens of the re-tokenized text instead (Llama-2-7b: mean 195 of 247, with zeros,
+  // while E2E − TTFT does not depend on that count). "nominal": replay output_len tokens for
+  // every successful row; "trace": replay the trace's counts as they are.
+  std::string output_tokens = "nominal";
+  // Seconds between the end of one stage and the start of the next in regenerated workloads:
+  // inference-perf's stage transition, 4.13–4.20 s in the three two-stage traces.
+  double stage_gap_s = 4.15;
+  // Extra host time added to every step on top of the cost model (the vLLM-V1 engine constants
+  // the analytical cost model's `host:` section would hold; 0 = none). See the tool's README.
+  double extra_decode_step_ns = 0;  // steps without prefill (CUDA-graph decode)
+  double extra_mixed_step_ns = 0;   // steps with a prefill chunk (eager)
+};
+
+// The workload as replayed.
+enum class ReplayKind { kExact, kApproximate };
+const char* replay_kind_name(ReplayKind kind);
+
+// The config (YAML text) sim2real runs for one experiment. The trace path is absolute, so the
+// file can be written anywhere and rerun with `simulate`.
+std::string make_config_yaml(const Experiment& e, const ReplayOptions& options,
+                             const std::string& output_dir = "");
+
+// Run groups in the report.
+enum class RunGroup { kScored, kOverloaded };
+// Overloaded: queueing dominates the measurement (TTFT mean > 20% of E2E mean) or more than 1%
+// of the requests failed; such a replay is reported but left out of the medians.
+RunGroup classify(const Experiment& e);
+
+struct RunResult {
+  const Experiment* experiment = nullptr;
+  ReplayKind kind = ReplayKind::kApproximate;
+  RunGroup group = RunGroup::kScored;
+  std::vector<std::string> notes;  // what is not modelled or approximated for this run
+  std::string config_yaml;
+  Metrics sim;
+  RunScore score;
+  std::optional<RequestErrors> per_request;  // exact replays only
+  std::int64_t requests = 0;                 // simulated requests
+  std::int64_t scored_requests = 0;          // used for the simulated metrics
+  std::int64_t preemptions = 0;
+  double mean_output_tokens = 0;  // the ITL denominator used (the measured one when known)
+  double wall_s = 0;
+};
+
+// Builds and runs one experiment in process and scores it against the measured metrics.
+// Throws InputError for an unknown model or GPU name (naming the CSV line) and bad traces.
+RunResult replay(const Experiment& e, const ReplayOptions& options,
+                 const std::string& csv_path = "");
+
+}  // namespace servesim::sim2real

@@ -1,0 +1,177 @@
+#include "tools/sim2real/report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace servesim::sim2real {
+namespace {
+
+nlohmann::json number(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return std::round(v * 1000.0) / 1000.0;
+}
+
+nlohmann::json median_json(const MedianScore& m) {
+  nlohmann::json j;
+  j["runs"] = m.runs;
+  j["overall"] = number(m.overall);
+  for (std::size_t i = 0; i < metric_names().size(); ++i)
+    j[metric_names()[i]] = number(m.metrics[i]);
+  return j;
+}
+
+std::string median_line(const std::string& label, const MedianScore& m) {
+  std::string out = fmt::format("{:<34}{:>4}", label, m.runs);
+  for (double v : m.metrics) out += fmt::format("{:>9.1f}", v);
+  out += fmt::format("{:>9.1f}\n", m.overall);
+  return out;
+}
+
+}  // namespace
+
+const char* score_set_name(ScoreSet s) {
+  switch (s) {
+    case ScoreSet::kFit:
+      return "fit";
+    case ScoreSet::kHeldOut:
+      return "held_out";
+    case ScoreSet::kApproximate:
+      return "approximate";
+    case ScoreSet::kOverloaded:
+      return "overloaded";
+  }
+  return "";
+}
+
+ScoreSet score_set(const RunResult& r, const std::set<std::string>& held_out) {
+  if (r.group == RunGroup::kOverloaded) return ScoreSet::kOverloaded;
+  if (r.kind == ReplayKind::kApproximate) return ScoreSet::kApproximate;
+  return held_out.count(r.experiment->id) ? ScoreSet::kHeldOut : ScoreSet::kFit;
+}
+
+void summarize(Report& report) {
+  std::vector<const RunScore*> all;
+  std::vector<std::vector<const RunScore*>> by_set(4);
+  for (const auto& r : report.runs) {
+    const ScoreSet s = score_set(r, report.held_out);
+    by_set[static_cast<std::size_t>(s)].push_back(&r.score);
+    if (s != ScoreSet::kOverloaded) all.push_back(&r.score);
+  }
+  report.median = median_score(all);
+  report.sets.clear();
+  for (std::size_t s = 0; s < by_set.size(); ++s) {
+    if (!by_set[s].empty()) {
+      report.sets.push_back({static_cast<ScoreSet>(s), median_score(by_set[s])});
+    }
+  }
+}
+
+std::string format_table(const Report& report) {
+  std::string out;
+  out += fmt::format(
+      "sim2real: {} runs; cost model analytical; outputs {}; prefix caching {}; seed {}\n",
+      report.runs.size(), report.options.output_tokens,
+      report.options.prefix_caching ? "on" : "off", report.options.seed);
+  if (report.options.extra_decode_step_ns != 0 || report.options.extra_mixed_step_ns != 0) {
+    out += fmt::format("extra host time per step: decode {:.0f} us, mixed {:.0f} us\n",
+                       report.options.extra_decode_step_ns / 1e3,
+                       report.options.extra_mixed_step_ns / 1e3);
+  }
+  out += "\nper run: simulated / measured (ms) and APE (%)\n";
+  for (const auto& r : report.runs) {
+    const Experiment& e = *r.experiment;
+    out +=
+        fmt::format("\n{} [{}, {}] {} tp{} {} — {} requests, wall {:.2f} s, preemptions {}\n", e.id,
+                    replay_kind_name(r.kind), score_set_name(score_set(r, report.held_out)),
+                    e.model, e.tp, e.workload, r.requests, r.wall_s, r.preemptions);
+    for (std::size_t i = 0; i < metric_names().size(); ++i) {
+      const MetricScore& m = r.score.metrics[i];
+      out += fmt::format("  {:<10}{:>12.2f}{:>12.2f}{:>8.1f}%{:>+9.1f}%\n", metric_names()[i],
+                         m.sim, m.real, m.ape, m.signed_pct);
+    }
+    out += fmt::format("  {:<10}{:>41.1f}%\n", "overall", r.score.overall);
+    if (r.per_request) {
+      const RequestErrors& q = *r.per_request;
+      out += fmt::format(
+          "  per request ({} matched): E2E error p10/p50/p90 {:+.1f}/{:+.1f}/{:+.1f}%, |err| p50 "
+          "{:.1f}% p90 {:.1f}%; TTFT p10/p50/p90 {:+.1f}/{:+.1f}/{:+.1f}%, |err| p50 {:.1f}% p90 "
+          "{:.1f}%\n",
+          q.matched, q.e2e_p10, q.e2e_p50, q.e2e_p90, q.e2e_abs_p50, q.e2e_abs_p90, q.ttft_p10,
+          q.ttft_p50, q.ttft_p90, q.ttft_abs_p50, q.ttft_abs_p90);
+    }
+    for (const auto& n : r.notes) out += "  note: " + n + "\n";
+  }
+  out += "\nmedian APE (%)                    runs";
+  for (const auto& n : metric_names()) out += fmt::format("{:>9}", n);
+  out += fmt::format("{:>9}\n", "overall");
+  if (report.median.runs > 0) out += median_line("all scored (not overloaded)", report.median);
+  for (const auto& s : report.sets) {
+    std::string label = score_set_name(s.set);
+    if (s.set == ScoreSet::kHeldOut) label += " (exact; the figure that counts)";
+    if (s.set == ScoreSet::kFit) label += " (exact)";
+    if (s.set == ScoreSet::kOverloaded) label += " (not meaningful)";
+    out += median_line(label, s.median);
+  }
+  return out;
+}
+
+nlohmann::json to_json(const Report& report) {
+  nlohmann::json doc;
+  doc["runs"] = nlohmann::json::array();
+  for (const auto& r : report.runs) {
+    nlohmann::json j;
+    j["id"] = r.experiment->id;
+    j["model"] = r.experiment->model;
+    j["tp"] = r.experiment->tp;
+    j["workload"] = r.experiment->workload;
+    j["replay"] = replay_kind_name(r.kind);
+    j["set"] = score_set_name(score_set(r, report.held_out));
+    j["overloaded"] = r.group == RunGroup::kOverloaded;
+    j["requests"] = r.requests;
+    j["scored_requests"] = r.scored_requests;
+    j["preemptions"] = r.preemptions;
+    j["mean_output_tokens"] = number(r.mean_output_tokens);
+    j["wall_s"] = number(r.wall_s);
+    j["notes"] = r.notes;
+    for (std::size_t i = 0; i < metric_names().size(); ++i) {
+      const MetricScore& m = r.score.metrics[i];
+      j["metrics"][metric_names()[i]] = {{"sim", number(m.sim)},
+                                         {"real", number(m.real)},
+                                         {"ape", number(m.ape)},
+                                         {"signed", number(m.signed_pct)}};
+    }
+    j["overall"] = number(r.score.overall);
+    if (r.per_request) {
+      const RequestErrors& q = *r.per_request;
+      j["per_request"] = {{"matched", q.matched},
+                          {"e2e",
+                           {{"p10", number(q.e2e_p10)},
+                            {"p50", number(q.e2e_p50)},
+                            {"p90", number(q.e2e_p90)},
+                            {"abs_p50", number(q.e2e_abs_p50)},
+                            {"abs_p90", number(q.e2e_abs_p90)}}},
+                          {"ttft",
+                           {{"p10", number(q.ttft_p10)},
+                            {"p50", number(q.ttft_p50)},
+                            {"p90", number(q.ttft_p90)},
+                            {"abs_p50", number(q.ttft_abs_p50)},
+                            {"abs_p90", number(q.ttft_abs_p90)}}}};
+    }
+    doc["runs"].push_back(j);
+  }
+  doc["median"] = median_json(report.median);
+  doc["median_by_set"] = nlohmann::json::object();
+  for (const auto& s : report.sets)
+    doc["median_by_set"][score_set_name(s.set)] = median_json(s.median);
+  doc["held_out"] = report.held_out;
+  doc["options"] = {{"seed", report.options.seed},
+                    {"output_tokens", report.options.output_tokens},
+                    {"prefix_caching", report.options.prefix_caching},
+                    {"stage_gap_s", report.options.stage_gap_s},
+                    {"extra_decode_step_ns", report.options.extra_decode_step_ns},
+                    {"extra_mixed_step_ns", report.options.extra_mixed_step_ns}};
+  return doc;
+}
+
+}  // namespace servesim::sim2real

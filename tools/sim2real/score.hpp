@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "tools/sim2real/experiments.hpp"
+
+namespace servesim::sim2real {
+
+// One request's latencies (ms).
+struct Latency {
+  double e2e_ms = 0;
+  double ttft_ms = 0;
+};
+
+// The q-quantile (0 ≤ q ≤ 1) by linear interpolation between order statistics (numpy's
+// default, which the measured summaries use: it reproduces experiments.csv from the traces).
+// `values` is sorted in place. NaN for an empty input.
+double quantile(std::vector<double>& values, double q);
+// The median (quantile 0.5); NaN for an empty input.
+double median(std::vector<double> values);
+
+// The seven metrics of a set of requests. ITL follows the measurements' definition:
+// (E2E mean − TTFT mean) / (mean_output_tokens − 1).
+Metrics metrics_of(const std::vector<Latency>& requests, double mean_output_tokens);
+
+// Simulated against measured value of one metric; errors in percent of the measured value.
+struct MetricScore {
+  double sim = 0;
+  double real = 0;
+  double ape = 0;         // |sim − real| / real × 100
+  double signed_pct = 0;  // (sim − real) / real × 100
+};
+MetricScore score_metric(double sim, double real);
+
+// Every metric of a run, and the run's overall error: the median of its metrics' APEs.
+struct RunScore {
+  std::vector<MetricScore> metrics;  // metric_names() order
+  double overall = 0;
+};
+RunScore score_run(const Metrics& sim, const Metrics& real);
+
+// Medians over runs (percent): per metric (metric_names() order) and overall (the median over
+// runs of each run's overall). NaN when `runs` is empty.
+struct MedianScore {
+  std::vector<double> metrics;
+  double overall = 0;
+  std::size_t runs = 0;
+};
+MedianScore median_score(const std::vector<const RunScore*>& runs);
+
+// Per-request errors of a replayed trace: simulated minus measured, matched by row index, over
+// the rows both sides completed. Percentiles of the signed relative error (percent) and of its
+// absolute value.
+struct RequestErrors {
+  std::int64_t matched = 0;
+  // Signed relative error (sim − real) / real × 100 quantiles: p10, p50, p90; and the median
+  // and p90 of the absolute relative error.
+  double e2e_p10 = 0, e2e_p50 = 0, e2e_p90 = 0, e2e_abs_p50 = 0, e2e_abs_p90 = 0;
+  double ttft_p10 = 0, ttft_p50 = 0, ttft_p90 = 0, ttft_abs_p50 = 0, ttft_abs_p90 = 0;
+};
+// `sim[i]` and `real[i]` describe trace row i; a row is used where both are present.
+RequestErrors request_errors(const std::vector<std::optional<Latency>>& sim,
+                             const std::vector<std::optional<Latency>>& real);
+
+}  // namespace servesim::sim2real
