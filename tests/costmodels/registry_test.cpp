@@ -1,5 +1,8 @@
 #include "costmodels/registry.hpp"
 
+#include <filesystem>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "sim/input_error.hpp"
@@ -21,6 +24,18 @@ BatchShape decode_batch(int n, std::int32_t ctx) {
   return b;
 }
 
+// The smallest valid section of each kind: `kind:` alone, except the profile-trained ones, which
+// get the shipped A100 profile, a scratch cache and a small forest (empty when the data is absent).
+std::string minimal_section(const std::string& kind) {
+  if (kind != "rf" && kind != "rf_scaled") return "kind: " + kind;
+  const std::filesystem::path profiles =
+      std::filesystem::path(SERVESIM_SHARED_DIR) / "data/vidur/profiling/compute";
+  if (!std::filesystem::is_directory(profiles)) return "";
+  const auto cache = std::filesystem::path(SERVESIM_BINARY_DIR) / "tests/costmodels/contract_cache";
+  return "kind: " + kind + "\ngpu: a100\nprofiles: " + profiles.string() +
+         "\ncache_dir: " + cache.string() + "\ntrees: 50\ndepths: [8]\ncv_folds: 0";
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -33,7 +48,12 @@ TEST_CASE(
   REQUIRE(kinds.size() >= 2);
   for (const std::string& kind : kinds) {
     INFO("kind " << kind);
-    const auto cm = make_cost_model(ConfigNode::parse("kind: " + kind, "contract"));
+    const std::string section = minimal_section(kind);
+    if (section.empty()) {
+      WARN("skipping " << kind << ": ../shared/data/vidur is absent");
+      continue;
+    }
+    const auto cm = make_cost_model(ConfigNode::parse(section, "contract"));
     REQUIRE(cm->name() == kind);
     for (int tp : {1, 2, 4}) {
       const ReplicaSpec r = testing::replica_of(gpu, model, tp);
