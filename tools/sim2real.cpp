@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   ReplayOptions options;
   options.extra_decode_step_ns = kFittedDecodeStepNs;
   options.extra_mixed_step_ns = kFittedMixedStepNs;
+  options.request_overhead_ns = kFittedRequestOverheadNs;
+  double request_overhead_ms = options.request_overhead_ns / 1e6;
   double extra_decode_us = options.extra_decode_step_ns / 1e3;
   double extra_mixed_us = options.extra_mixed_step_ns / 1e3;
   bool no_prefix_caching = false;
@@ -60,8 +62,11 @@ int main(int argc, char** argv) {
                  "Host time added to each decode-only step (fitted default)");
   app.add_option("--extra-mixed-step-us", extra_mixed_us,
                  "Host time added to each step with a prefill (fitted default)");
+  app.add_option("--request-overhead-ms", request_overhead_ms,
+                 "Client-observed time added to every request's TTFT and E2E (fitted default)");
   app.add_flag("--fit", fit,
-               "Fit the two per-step host constants on the traced, non-overloaded runs that are "
+               "Fit the per-step host constants and the per-request overhead on the traced, "
+               "non-overloaded runs that are "
                "not held out, then report with them");
   try {
     app.parse(argc, argv);
@@ -73,6 +78,7 @@ int main(int argc, char** argv) {
     options.prefix_caching = !no_prefix_caching;
     options.extra_decode_step_ns = extra_decode_us * 1e3;
     options.extra_mixed_step_ns = extra_mixed_us * 1e3;
+    options.request_overhead_ns = request_overhead_ms * 1e6;
     const std::vector<Experiment> all = read_experiments(csv);
     std::vector<const Experiment*> selected;
     const auto only_ids = split_ids(only);
@@ -94,6 +100,7 @@ int main(int argc, char** argv) {
       const FitResult f = fit_host_constants(all, report.held_out, options, csv);
       options.extra_decode_step_ns = f.decode_step_ns;
       options.extra_mixed_step_ns = f.mixed_step_ns;
+      options.request_overhead_ns = f.request_overhead_ns;
       std::cerr << f.log;
     }
     report.options = options;

@@ -183,6 +183,15 @@ std::vector<Experiment> read_experiments(const std::string& path) {
     for (std::size_t m = 0; m < metric_names().size(); ++m) {
       set_metric(e.real, m, row.required("summ_" + metric_names()[m] + "_ms"));
     }
+    for (int st = 0; st < 2; ++st) {
+      const std::string prefix = fmt::format("s{}_", st);
+      if (!row.number(prefix + "e2e_mean_ms")) break;
+      Metrics m;
+      for (std::size_t i = 0; i < metric_names().size(); ++i) {
+        set_metric(m, i, row.required(prefix + metric_names()[i] + "_ms"));
+      }
+      e.stage_real.push_back(m);
+    }
     const std::string trace = row.raw("trace_file");
     if (!trace.empty()) {
       std::filesystem::path p(trace);

@@ -59,9 +59,10 @@ struct Experiment {
   std::int64_t n_requests_trace = 0;
   std::int64_t n_failed_trace = 0;
   std::string notes;
-  Metrics real;            // summ_*
-  std::string trace_file;  // resolved against the CSV's folder; "" = no trace
-  int line = 0;            // line in the CSV (for messages)
+  Metrics real;                     // summ_*
+  std::vector<Metrics> stage_real;  // s0_*, s1_* (stages with metrics)
+  std::string trace_file;           // resolved against the CSV's folder; "" = no trace
+  int line = 0;                     // line in the CSV (for messages)
   std::map<std::string, std::string> columns;
 };
 

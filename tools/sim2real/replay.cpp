@@ -38,6 +38,7 @@ class HostAdjustedCostModel final : public CostModel {
 // Per-request times of a run, indexed by request id (= the workload's yield order).
 class LatencyRecorder final : public RunObserver {
  public:
+  explicit LatencyRecorder(double overhead_ms) : overhead_ms_(overhead_ms) {}
   void on_request_done(const Request& r, bool rejected) override {
     const auto id = static_cast<std::size_t>(r.id);
     if (latencies.size() <= id) {
@@ -53,6 +54,9 @@ class LatencyRecorder final : public RunObserver {
   std::vector<std::optional<Latency>> latencies;
   std::vector<std::int32_t> outputs;
   std::int64_t preemptions = 0;
+
+ private:
+  double overhead_ms_;
 };
 
 std::string lower(std::string s) {
@@ -87,6 +91,11 @@ bool ignores_eos(const Experiment& e) {
 
 const char* replay_kind_name(ReplayKind kind) {
   return kind == ReplayKind::kExact ? "exact" : "approximate";
+}
+
+bool stage0_only(const Experiment& e) {
+  return !e.trace_file.empty() && e.notes.find("unsafe") != std::string::npos &&
+         e.stages.size() > 1 && !e.stage_real.empty();
 }
 
 RunGroup classify(const Experiment& e) {
@@ -132,6 +141,11 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
     }
     y += "}\n";
     y += "  shared_prefix: {group_by: prompt_length}   # a fixed pool of prompts, reused whole\n";
+    if (stage0_only(e)) {
+      y += fmt::format(
+          "  duration_s: {}   # stage 0 only: the load generator fell behind in stage 1\n",
+          e.stages[0].duration_s);
+    }
   } else {
     y += "  arrival:\n    kind: stages\n";
     y += fmt::format("    gap_s: {}\n    stages:\n", o.stage_gap_s);
@@ -178,6 +192,14 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
         "not meaningful, left out of the medians",
         e.real.ttft_mean, e.real.e2e_mean, e.n_failed_trace, e.n_requests_trace));
   }
+  res.stage0_only = stage0_only(e);
+  res.real = res.stage0_only ? e.stage_real[0] : e.real;
+  if (res.stage0_only) {
+    res.notes.push_back(fmt::format(
+        "stage 0 only ({} req/s): the trace's stage-1 arrivals are the schedule, not what the "
+        "server saw; scored against the s0_* metrics",
+        e.stages[0].rate));
+  }
   if (!e.notes.empty()) res.notes.push_back("csv: " + e.notes);
   res.config_yaml = make_config_yaml(e, o);
 
@@ -196,7 +218,7 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     run.cost_model = std::make_unique<HostAdjustedCostModel>(
         std::move(run.cost_model), o.extra_decode_step_ns, o.extra_mixed_step_ns);
   }
-  LatencyRecorder rec;
+  LatencyRecorder rec(o.request_overhead_ns / 1e6);
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&rec});
   const EngineTotals totals = engine.run();
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -206,6 +228,13 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   std::vector<Latency> scored;
   double out_sum = 0;
   if (res.kind == ReplayKind::kExact) {
+    if (res.stage0_only) {
+      const double end = e.stages[0].duration_s;
+      trace.erase(std::find_if(trace.begin(), trace.end(),
+                               [end](const TraceRequest& t) { return t.arrival_s >= end; }),
+                  trace.end());
+    }
+    rec.latencies.resize(std::max(rec.latencies.size(), trace.size()));
     if (rec.latencies.size() != trace.size()) {
       throw InputError(fmt::format("{}: replayed {} requests of {} rows", e.trace_file,
                                    rec.latencies.size(), trace.size()));
@@ -235,7 +264,7 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
                                  e.line, e.id));
   }
   res.sim = metrics_of(scored, res.mean_output_tokens);
-  res.score = score_run(res.sim, e.real);
+  res.score = score_run(res.sim, res.real);
   return res;
 }
 

@@ -27,6 +27,9 @@ struct ReplayOptions {
   // the analytical cost model's `host:` section would hold; 0 = none). See the tool's README.
   double extra_decode_step_ns = 0;  // steps without prefill (CUDA-graph decode)
   double extra_mixed_step_ns = 0;   // steps with a prefill chunk (eager)
+  // Client-observed time no engine step prices (HTTP, tokenization, the API server's request
+  // path, streaming the first chunk): added to every request's TTFT and E2E.
+  double request_overhead_ns = 0;
 };
 
 // The workload as replayed.
@@ -37,6 +40,11 @@ const char* replay_kind_name(ReplayKind kind);
 // file can be written anywhere and rerun with `simulate`.
 std::string make_config_yaml(const Experiment& e, const ReplayOptions& options,
                              const std::string& output_dir = "");
+
+// Runs whose notes say the load generator fell behind ("unsafe": 13.9 of 20 req/s achieved in
+// stage 1): their trace holds the scheduled arrivals, not what the server saw, after stage 0.
+// Such a traced run is replayed and scored on stage 0 only (the s0_* metrics).
+bool stage0_only(const Experiment& e);
 
 // Run groups in the report.
 enum class RunGroup { kScored, kOverloaded };
@@ -51,6 +59,8 @@ struct RunResult {
   std::vector<std::string> notes;  // what is not modelled or approximated for this run
   std::string config_yaml;
   Metrics sim;
+  Metrics real;  // what it is scored against: summ_*, or s0_* for a stage-0-only replay
+  bool stage0_only = false;
   RunScore score;
   std::optional<RequestErrors> per_request;  // exact replays only
   std::int64_t requests = 0;                 // simulated requests

@@ -73,11 +73,11 @@ std::string format_table(const Report& report) {
       "sim2real: {} runs; cost model analytical; outputs {}; prefix caching {}; seed {}\n",
       report.runs.size(), report.options.output_tokens,
       report.options.prefix_caching ? "on" : "off", report.options.seed);
-  if (report.options.extra_decode_step_ns != 0 || report.options.extra_mixed_step_ns != 0) {
-    out += fmt::format("extra host time per step: decode {:.0f} us, mixed {:.0f} us\n",
-                       report.options.extra_decode_step_ns / 1e3,
-                       report.options.extra_mixed_step_ns / 1e3);
-  }
+  out += fmt::format(
+      "engine constants: extra host time per step decode {:.0f} us, mixed {:.0f} us; request "
+      "overhead {:.0f} us\n",
+      report.options.extra_decode_step_ns / 1e3, report.options.extra_mixed_step_ns / 1e3,
+      report.options.request_overhead_ns / 1e3);
   out += "\nper run: simulated / measured (ms) and APE (%)\n";
   for (const auto& r : report.runs) {
     const Experiment& e = *r.experiment;
@@ -126,6 +126,7 @@ nlohmann::json to_json(const Report& report) {
     j["tp"] = r.experiment->tp;
     j["workload"] = r.experiment->workload;
     j["replay"] = replay_kind_name(r.kind);
+    j["stage0_only"] = r.stage0_only;
     j["set"] = score_set_name(score_set(r, report.held_out));
     j["overloaded"] = r.group == RunGroup::kOverloaded;
     j["requests"] = r.requests;
@@ -170,7 +171,8 @@ nlohmann::json to_json(const Report& report) {
                     {"prefix_caching", report.options.prefix_caching},
                     {"stage_gap_s", report.options.stage_gap_s},
                     {"extra_decode_step_ns", report.options.extra_decode_step_ns},
-                    {"extra_mixed_step_ns", report.options.extra_mixed_step_ns}};
+                    {"extra_mixed_step_ns", report.options.extra_mixed_step_ns},
+                    {"request_overhead_ns", report.options.request_overhead_ns}};
   return doc;
 }
 
