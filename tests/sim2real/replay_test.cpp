@@ -8,6 +8,7 @@
 #include "sim/engine.hpp"
 #include "sim/input_error.hpp"
 #include "sim/run_config.hpp"
+#include "tools/sim2real/fit.hpp"
 #include "tools/tool_common.hpp"
 
 using namespace servesim;
@@ -131,7 +132,11 @@ TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression
     return;
   }
   const auto runs = read_experiments(csv);
-  const RunResult r = replay(find(runs, "tv-l2-7b-codegen"), ReplayOptions{}, csv);
+  ReplayOptions options;  // the tool's defaults: the fitted engine constants
+  options.extra_decode_step_ns = kFittedDecodeStepNs;
+  options.extra_mixed_step_ns = kFittedMixedStepNs;
+  options.request_overhead_ns = kFittedRequestOverheadNs;
+  const RunResult r = replay(find(runs, "tv-l2-7b-codegen"), options, csv);
   CHECK(r.kind == ReplayKind::kExact);
   CHECK(r.requests == 9000);
   CHECK(r.scored_requests == 9000);
