@@ -59,7 +59,8 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a) {
   a.check_keys({"source", "gemm", "memory", "attention", "light", "collectives", "fitted"});
   if (auto g = a.find("gemm")) {
     g->check_keys({"source", "efficiency", "clock_fraction", "launch_ns", "launch_model",
-                   "cluster_size", "ctas_per_sm", "tiles", "split_k_min_k", "knee_q", "wave_ns"});
+                   "cluster_size", "ctas_per_sm", "tiles", "split_k_min_k", "knee_q", "wave_ns",
+                   "accumulator_budget", "lone_cta_utilization"});
     gemm_efficiency = g->get_positive("efficiency", gemm_efficiency);
     clock_fraction = g->get_positive("clock_fraction", clock_fraction);
     gemm_launch_ns = g->get_nonnegative("launch_ns", gemm_launch_ns);
@@ -81,6 +82,8 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a) {
     split_k_min_k = static_cast<int>(g->get_positive_int("split_k_min_k", split_k_min_k));
     knee_q = g->get_positive("knee_q", knee_q);
     wave_ns = g->get_nonnegative("wave_ns", wave_ns);
+    accumulator_budget = g->get_nonnegative("accumulator_budget", accumulator_budget);
+    lone_cta_utilization = g->get_fraction("lone_cta_utilization", lone_cta_utilization);
   }
   if (auto m = a.find("memory")) {
     m->check_keys({"source", "eta_max", "x_half"});

@@ -49,7 +49,14 @@ struct AnalyticalParams {
   int ctas_per_sm = 1;
   std::vector<std::pair<int, int>> tiles = {{256, 128}, {128, 256}, {128, 128},
                                             {128, 64},  {64, 128},  {64, 64}};
-  double wave_ns = 0;       // per-wave overhead (prologue/epilogue, scheduling) of a GEMM
+  double wave_ns = 0;  // per-wave overhead (prologue/epilogue, scheduling) of a GEMM
+  // Tile-dependent occupancy (grid launch): a tm×tn tile keeps tm·tn fp32 accumulators in
+  // registers, so c = clamp(⌊accumulator_budget / (tm·tn)⌋, 1, ctas_per_sm) CTAs share an SM
+  // (0: c = ctas_per_sm for every tile). An SM running k < c CTAs gets lone_cta_utilization
+  // (k = 1, linear up to 1 at k = c) of its tensor throughput; 0 prices a partial round as a full
+  // one.
+  double accumulator_budget = 0;
+  double lone_cta_utilization = 0;
   int split_k_min_k = 256;  // split-K keeps K/s ≥ this
   double knee_q = 3;        // smooth roofline (t_c^q + t_m^q)^(1/q)
   // Memory: η_mem(x) = eta_max · x / (x + x_half), x = working set / L2

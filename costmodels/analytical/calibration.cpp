@@ -164,7 +164,7 @@ FitReport fit_home_constants(
         const double meas = row.ms[static_cast<std::size_t>(ops[j])] * 1e6;
         if (!(meas > 0)) continue;
         const GemmShape shape = s.gemm(static_cast<ProjOp>(j), row.num_tokens);
-        g.push_back({shape, gemm_candidates(shape, 2, gpu, start, true, true), meas});
+        g.push_back({shape, {}, meas});
         ++gfiles[short_path(data[f].first)];
       }
     }
@@ -177,7 +177,7 @@ FitReport fit_home_constants(
     std::vector<double> my;
     for (const GemmRow& r : g) {
       if (r.shape.m > 16) continue;
-      mx.push_back({1.0, r.cands.front().bytes});
+      mx.push_back({1.0, gemm_candidates(r.shape, 2, gpu, start, false, false).front().bytes});
       my.push_back(r.meas);
     }
     if (mx.size() >= 4) {
@@ -208,10 +208,12 @@ FitReport fit_home_constants(
     }
     return 100 * s / static_cast<double>(g.size());
   };
-  if (!g.empty()) {
+  // One coordinate search over (efficiency, launch floor, per-wave overhead) for a given
+  // lone-CTA utilization (the candidates depend on it); returns the MAPE reached.
+  auto search = [&](AnalyticalParams& p) {
+    for (GemmRow& r : g) r.cands = gemm_candidates(r.shape, 2, gpu, p, true, true);
     // Coordinate search from fixed starting values (not from `start`, so a refit reproduces
     // the shipped constants): halve the step each round.
-    AnalyticalParams p = rep.params;
     p.gemm_efficiency = 0.7 / p.clock_fraction;
     p.gemm_launch_ns = 1000;
     p.wave_ns = 500;
@@ -236,18 +238,52 @@ FitReport fit_home_constants(
         steps[k] /= 2;
       }
     }
+    return best;
+  };
+  if (!g.empty()) {
+    // The lone-CTA utilization only matters when tiles share SMs; search it on a 0.1 grid and
+    // then ±0.05 around the best (each point a full coordinate search).
+    AnalyticalParams p = rep.params;
+    double best = 0;
+    const bool shared =
+        p.launch_model == LaunchModel::kGrid && p.ctas_per_sm > 1 && start.lone_cta_utilization > 0;
+    if (!shared) {
+      best = search(p);
+    } else {
+      AnalyticalParams q = p;
+      best = std::numeric_limits<double>::infinity();
+      auto probe = [&](double u) {
+        AnalyticalParams t = q;
+        t.lone_cta_utilization = u;
+        const double m = search(t);
+        if (m < best - 1e-9) {
+          best = m;
+          p = t;
+        }
+      };
+      for (const double u : {0.6, 0.7, 0.8, 0.9, 1.0}) probe(u);
+      const double centre = p.lone_cta_utilization;
+      for (const double d : {-0.05, 0.05}) {
+        if (centre + d > 0 && centre + d <= 1) probe(centre + d);
+      }
+      rep.params.lone_cta_utilization = p.lone_cta_utilization;
+    }
     rep.params.gemm_efficiency = p.gemm_efficiency;
     rep.params.gemm_launch_ns = p.gemm_launch_ns;
     rep.params.wave_ns = p.wave_ns;
     rep.text += fmt::format(
         "  gemm efficiency {:.4f} (×clock_fraction {:.3f})  launch {:.0f} ns  wave {:.0f} ns  "
-        "GEMM MAPE {:.2f}% ({} rows)\n",
-        p.gemm_efficiency, p.clock_fraction, p.gemm_launch_ns, p.wave_ns, best, g.size());
+        "lone CTA {:.2f}  GEMM MAPE {:.2f}% ({} rows)\n",
+        p.gemm_efficiency, p.clock_fraction, p.gemm_launch_ns, p.wave_ns, p.lone_cta_utilization,
+        best, g.size());
     rep.yaml_fitted.push_back(fmt::format(
-        "gemm: {{efficiency: {:.4f}, launch_ns: {:.0f}, wave_ns: {:.0f}, rows: {}, method: "
-        "coordinate search minimising the MAPE of the qkv/o/gate_up/down GEMMs (fastest "
-        "tile/split-K candidate per row) with every other term on, from: \"{}\"}}",
-        p.gemm_efficiency, p.gemm_launch_ns, p.wave_ns, g.size(), rows_note(gfiles)));
+        "gemm: {{efficiency: {:.4f}, launch_ns: {:.0f}, wave_ns: {:.0f}, "
+        "lone_cta_utilization: {:.2f}, rows: {}, method: coordinate search minimising the MAPE "
+        "of the qkv/o/gate_up/down GEMMs (fastest tile/split-K candidate per row) with every "
+        "other term on, for each lone_cta_utilization on a 0.1 grid refined by 0.05, from: "
+        "\"{}\"}}",
+        p.gemm_efficiency, p.gemm_launch_ns, p.wave_ns, p.lone_cta_utilization, g.size(),
+        rows_note(gfiles)));
   }
   return rep;
 }
@@ -354,7 +390,11 @@ std::string analytical_section_yaml(const AnalyticalParams& p,
       "    UNCALIBRATED, no attention profile in data/), light.kv_write (seed E1.1c, A100-80 ncu:\n"
       "    7.7 us floor, 0.22 of BW), light.sampling (UNCALIBRATED), graph_launch_scale (public\n"
       "    launch costs ~2.5 us eager vs ~1.3 us in a CUDA graph, PHYSICS 4), tiles (the\n"
-      "    cuBLAS/CUTLASS SM80 ladder, PHYSICS 2a), knee_q and split_k_min_k (PHYSICS 9).\n";
+      "    cuBLAS/CUTLASS SM80 ladder, PHYSICS 2a), knee_q and split_k_min_k (PHYSICS 9),\n"
+      "    ctas_per_sm 4 and accumulator_budget 32768 (datasheet: 64K 32-bit registers per SM;\n"
+      "    a tile's fp32 accumulators may hold half of them, so 256x128 runs 1 CTA per SM, "
+      "128x128\n"
+      "    two, 128x64 and smaller four; a 4-warp CTA at <= 128 registers per thread fits 4x).\n";
   const char* lm = p.launch_model == LaunchModel::kGrid         ? "grid"
                    : p.launch_model == LaunchModel::kPersistent ? "persistent"
                                                                 : "cluster";
@@ -365,9 +405,10 @@ std::string analytical_section_yaml(const AnalyticalParams& p,
       "  gemm:\n    efficiency: {:.4f}\n    clock_fraction: {:.4f}\n"
       "    launch_ns: {:.0f}\n    launch_model: {}\n    cluster_size: {}\n"
       "    ctas_per_sm: {}\n    tiles: [{}]\n    split_k_min_k: {}\n"
-      "    knee_q: {:g}\n    wave_ns: {:.0f}\n",
+      "    knee_q: {:g}\n    wave_ns: {:.0f}\n    accumulator_budget: {:g}\n"
+      "    lone_cta_utilization: {:.2f}\n",
       p.gemm_efficiency, p.clock_fraction, p.gemm_launch_ns, lm, p.cluster_size, p.ctas_per_sm,
-      tiles, p.split_k_min_k, p.knee_q, p.wave_ns);
+      tiles, p.split_k_min_k, p.knee_q, p.wave_ns, p.accumulator_budget, p.lone_cta_utilization);
   s += fmt::format("  memory:\n    eta_max: {:g}\n    x_half: {:g}\n", p.eta_max, p.x_half);
   s += fmt::format(
       "  attention:\n    prefill_efficiency: {:g}\n    decode_bw_fraction: {:g}\n"

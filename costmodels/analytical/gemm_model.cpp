@@ -55,6 +55,31 @@ double eta_mem(double ws, double l2, const AnalyticalParams& p) {
   return p.eta_max * x / (x + p.x_half);
 }
 
+int ctas_per_sm_for(int tm, int tn, const AnalyticalParams& p) {
+  if (p.accumulator_budget <= 0) return p.ctas_per_sm;
+  const int fit = static_cast<int>(p.accumulator_budget / (double(tm) * tn));
+  return std::clamp(fit, 1, std::max(1, p.ctas_per_sm));
+}
+
+GridRounds grid_rounds(double work, double sms, int c, const AnalyticalParams& p) {
+  const double full = std::floor(work / (c * sms));
+  const double rest = work - full * c * sms;
+  const double k = std::ceil(rest / sms);  // CTAs on the busiest SM of the last round
+  GridRounds r;
+  r.waves = full + (rest > 0 ? 1 : 0);
+  r.sm_units = full * c;
+  if (rest > 0) {
+    double tail = c;
+    if (p.lone_cta_utilization > 0 && k < c) {
+      const double u =
+          c == 1 ? 1.0 : p.lone_cta_utilization + (1 - p.lone_cta_utilization) * (k - 1) / (c - 1);
+      tail = std::min<double>(c, k / u);
+    }
+    r.sm_units += tail;
+  }
+  return r;
+}
+
 std::vector<GemmCandidate> gemm_candidates(const GemmShape& g, double wbytes, const GpuSpec& gpu,
                                            const AnalyticalParams& p, bool use_wave,
                                            bool use_split_k) {
@@ -71,17 +96,20 @@ std::vector<GemmCandidate> gemm_candidates(const GemmShape& g, double wbytes, co
   const double useful = g.m * g.n * g.count;
   for (const auto& [tm, tn] : p.tiles) {
     const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.count;
+    const int c = ctas_per_sm_for(tm, tn, p);
+    const double slots = p.launch_model == LaunchModel::kGrid ? sms * c : cap;
     for (int split = 1;; split *= 2) {
-      if (split > 1 && (!use_split_k || tiles * split > cap || g.k / split < p.split_k_min_k)) {
+      if (split > 1 && (!use_split_k || tiles * split > slots || g.k / split < p.split_k_min_k)) {
         break;
       }
       const double work = tiles * split;
-      const double launched = std::min(work, cap);
+      const double launched = std::min(work, slots);
       double waves = 0;
       double eta = 0;
       if (p.launch_model == LaunchModel::kGrid) {
-        waves = std::ceil(work / cap);
-        eta = useful * split / (waves * cap * tm * tn);
+        const GridRounds r = grid_rounds(work, sms, c, p);
+        waves = r.waves;
+        eta = useful * split / (r.sm_units * sms * tm * tn);
       } else {
         waves = std::ceil(work / launched);
         eta = useful * split / (waves * sms * tm * tn);

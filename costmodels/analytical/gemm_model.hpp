@@ -43,6 +43,19 @@ std::vector<GemmCandidate> gemm_candidates(const GemmShape& g, double weight_byt
                                            const GpuSpec& gpu, const AnalyticalParams& p,
                                            bool use_wave, bool use_split_k);
 
+// CTAs of a tm×tn tile that share one SM under a grid launch (tile-dependent occupancy).
+int ctas_per_sm_for(int tile_m, int tile_n, const AnalyticalParams& p);
+
+// A grid of `work` CTAs on `sms` SMs holding up to `c` CTAs each: the rounds it takes and its
+// time in units of one CTA's run on a full SM. Full rounds cost c; a last round whose busiest
+// SM holds k < c CTAs costs k / u(k), u(1) = lone_cta_utilization rising linearly to 1 at c
+// (one CTA cannot hide its own latency), capped at c.
+struct GridRounds {
+  double waves = 0;
+  double sm_units = 0;
+};
+GridRounds grid_rounds(double work, double sms, int c, const AnalyticalParams& p);
+
 // SMs the clustered launch can occupy: Σ_GPC ⌊SM_gpc / c⌋ · c (all SMs when the layout is unknown,
 // rounded down to a multiple of c).
 int cluster_capacity(const GpuSpec& gpu, int cluster_size);

@@ -84,6 +84,7 @@ TEST_CASE("costmodel fit on the A100 profile reproduces the shipped A100 constan
   CHECK(fit.params.gemm_efficiency == Approx(shipped.gemm_efficiency).margin(0.002));
   CHECK(fit.params.gemm_launch_ns == Approx(shipped.gemm_launch_ns).margin(50));
   CHECK(fit.params.wave_ns == Approx(shipped.wave_ns).margin(50));
+  CHECK(fit.params.lone_cta_utilization == Approx(shipped.lone_cta_utilization).margin(0.01));
   CHECK(fit.params.eta_max == Approx(shipped.eta_max).margin(0.002));
   CHECK(fit.params.x_half == Approx(shipped.x_half).margin(0.002));
   for (LightKernel k :

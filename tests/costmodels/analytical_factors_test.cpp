@@ -128,3 +128,40 @@ TEST_CASE("CUDA graphs lower the host floor of decode-only steps only",
   prefill.prefills.push_back({16, 0});
   CHECK(cm.step(prefill, graphs).total_ns == cm.step(prefill, eager).total_ns);
 }
+
+TEST_CASE("tile-dependent occupancy gives large tiles one CTA per SM and small tiles several",
+          "[costmodels][analytical]") {
+  AnalyticalParams p;
+  p.ctas_per_sm = 4;
+  p.accumulator_budget = 32768;
+  CHECK(ctas_per_sm_for(256, 128, p) == 1);
+  CHECK(ctas_per_sm_for(128, 128, p) == 2);
+  CHECK(ctas_per_sm_for(128, 64, p) == 4);
+  CHECK(ctas_per_sm_for(64, 64, p) == 4);  // capped by ctas_per_sm
+  p.accumulator_budget = 0;
+  CHECK(ctas_per_sm_for(256, 128, p) == 4);  // no budget: every tile at ctas_per_sm
+}
+
+TEST_CASE("a partial last round of co-resident CTAs costs what its busiest SM can do",
+          "[costmodels][analytical]") {
+  AnalyticalParams p;
+  p.lone_cta_utilization = 0.8;
+  // One CTA per SM: plain waves, time in full-SM CTA runs = ceil(work / SMs).
+  GridRounds r = grid_rounds(250, 100, 1, p);
+  CHECK(r.waves == 3);
+  CHECK(r.sm_units == 3);
+  // Two per SM: 250 CTAs = one full round (200, cost 2) + 50 lone CTAs at 0.8 of the SM.
+  r = grid_rounds(250, 100, 2, p);
+  CHECK(r.waves == 2);
+  CHECK(r.sm_units == Approx(2 + 1 / 0.8));
+  // 150 CTAs on 100 SMs with room for 2: the busiest SMs hold 2, a full-round cost.
+  r = grid_rounds(150, 100, 2, p);
+  CHECK(r.waves == 1);
+  CHECK(r.sm_units == 2);
+  // Four per SM, 3 on the busiest SM: utilization interpolates 0.8 → 1 (0.9333 at k = 3).
+  r = grid_rounds(300, 100, 4, p);
+  CHECK(r.sm_units == Approx(3 / (0.8 + 0.2 * 2.0 / 3.0)));
+  // Utilization 0 keeps the old rule: a partial round costs a full one.
+  p.lone_cta_utilization = 0;
+  CHECK(grid_rounds(50, 100, 2, p).sm_units == 2);
+}
