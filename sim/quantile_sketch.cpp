@@ -68,15 +68,24 @@ void QuantileSketch::add(double value) {
   ++count_;
   sum_ += value;
   if (!sketching_) {
-    exact_.push_back(value);
-    sorted_ = false;
-    if (exact_.size() > exact_limit_) spill();
-    return;
+    if (exact_.size() == exact_limit_) {
+      spill();  // before the push, so the vector never doubles past the limit
+    } else {
+      exact_.push_back(value);
+      sorted_ = false;
+      return;
+    }
   }
   if (value == 0) {
     ++zeros_;
+  } else if (value == last_value_) {
+    // Runs of equal values are the common case (every request decoding in a step sees the same
+    // token gap): skip the logarithm. The index is absolute, so front growth keeps it valid.
+    ++buckets_[static_cast<std::size_t>(last_index_ - bucket_offset_)];
   } else {
-    add_to_bucket(bucket_of(value), 1);
+    last_index_ = bucket_of(value);
+    last_value_ = value;
+    add_to_bucket(last_index_, 1);
   }
 }
 

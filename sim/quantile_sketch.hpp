@@ -51,6 +51,8 @@ class QuantileSketch {
   // values in (gamma^(i-1), gamma^i]. Grows at either end as needed.
   std::vector<std::int64_t> buckets_;
   int bucket_offset_ = 0;
+  double last_value_ = -1;  // the last bucketed value and its absolute bucket index
+  int last_index_ = 0;
   std::int64_t zeros_ = 0;
   std::int64_t count_ = 0;
   double sum_ = 0;
