@@ -36,7 +36,7 @@ TEST_CASE("Range checks say what was expected", "[config]") {
   CHECK_THROWS_WITH(root.get_positive_int("n"), Contains("expected a positive integer, got 0"));
 }
 
-TEST_CASE("--set overrides edit nested keys and errors name the flag", "[config]") {
+TEST_CASE("Overrides given with --set edit nested keys and errors name the flag", "[config]") {
   auto root = ConfigNode::parse("scheduler:\n  kind: sarathi\n  chunk_size: 512\n", "c.yaml");
   root.apply_override("scheduler.chunk_size=1024");
   root.apply_override("workload.arrival.qps=8.5");
