@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/input_error.hpp"
 
@@ -17,12 +18,6 @@ std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 int get_count(const ConfigNode& f, std::string_view key) {
@@ -92,7 +87,7 @@ std::vector<std::string> Catalog::model_names() const {
 const GpuSpec& Catalog::gpu(const std::string& name, const ConfigNode& where) {
   auto it = gpu_files_.find(lower(name));
   if (it == gpu_files_.end()) {
-    where.fail(fmt::format("unknown GPU '{}' (known: {})", name, join(gpu_display_)));
+    where.fail(fmt::format("unknown GPU '{}' (known: {})", name, fmt::join(gpu_display_, ", ")));
   }
   if (auto hit = gpus_.find(it->second); hit != gpus_.end()) return *hit->second;
   gpu_store_.push_back(load_gpu(ConfigNode::load_file(it->second)));
@@ -114,7 +109,7 @@ const ModelSpec& Catalog::model(const std::string& name, const ConfigNode& where
     where.fail(
         fmt::format("unknown model '{}' (expected a Hugging Face id with a file under "
                     "configs/models/; known: {})",
-                    name, join(model_names())));
+                    name, fmt::join(model_names(), ", ")));
   }
   if (auto hit = models_.find(it->second); hit != models_.end()) return *hit->second;
   model_store_.push_back(load_model(ConfigNode::load_file(it->second)));
@@ -140,7 +135,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   g.arch = arch.as_string();
   static const std::vector<std::string> kArchs{"ada", "ampere", "blackwell", "hopper"};
   if (std::find(kArchs.begin(), kArchs.end(), g.arch) == kArchs.end()) {
-    arch.fail(fmt::format("unknown arch '{}' (known: {})", g.arch, join(kArchs)));
+    arch.fail(fmt::format("unknown arch '{}' (known: {})", g.arch, fmt::join(kArchs, ", ")));
   }
   g.sms = get_count(f, "sms");
   if (auto gpcs = f.find("gpc_sms")) {

@@ -8,20 +8,12 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/input_error.hpp"
 
 namespace servesim {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += ", ";
-    out += s;
-  }
-  return out;
-}
 
 std::string scalar_text(const YAML::Node& n) {
   if (!n) return "nothing";
@@ -318,7 +310,7 @@ void ConfigNode::check_keys(const std::vector<std::string>& known) const {
       std::sort(sorted.begin(), sorted.end());
       const ConfigNode child(ctx_, kv.first, child_path(key));
       throw InputError(fmt::format("{}: unknown key '{}'{} (known: {})", child.where(), key,
-                                   path_.empty() ? "" : " in " + path_, join(sorted)));
+                                   path_.empty() ? "" : " in " + path_, fmt::join(sorted, ", ")));
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "workloads/synthetic_workload.hpp"
 #include "workloads/trace_reader.hpp"
@@ -15,15 +16,6 @@
 namespace servesim {
 namespace {
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += ", ";
-    out += s;
-  }
-  return out;
-}
-
 // The `kind` of a section, which must be one of `known`.
 std::string read_kind(const ConfigNode& section, std::string_view what,
                       const std::vector<std::string>& known) {
@@ -31,7 +23,7 @@ std::string read_kind(const ConfigNode& section, std::string_view what,
   const ConfigNode kind = section.at("kind");
   const std::string k = kind.as_string();
   if (std::find(known.begin(), known.end(), k) == known.end()) {
-    kind.fail(fmt::format("unknown {} kind '{}' (known: {})", what, k, join(known)));
+    kind.fail(fmt::format("unknown {} kind '{}' (known: {})", what, k, fmt::join(known, ", ")));
   }
   return k;
 }
@@ -97,7 +89,7 @@ std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions op
   const auto format = trace_format_from_name(format_node.as_string());
   if (!format) {
     format_node.fail(fmt::format("unknown trace format '{}' (known: {})", format_node.as_string(),
-                                 join(trace_formats())));
+                                 fmt::join(trace_formats(), ", ")));
   }
   TraceRescale rescale;
   if (trace.has("qps") && trace.has("time_scale")) {
