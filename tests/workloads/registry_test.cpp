@@ -70,7 +70,7 @@ TEST_CASE("every arrival kind and length kind in the registry builds a working w
   }
   CHECK(trace_formats() == std::vector<std::string>{"azure", "measured", "vidur"});
   for (const auto& f : trace_formats()) {
-    const std::string file = f == "vidur"   ? "vidur_small.csv"
+    const std::string file = f == "vidur"   ? "small_vidur_format.csv"
                              : f == "azure" ? "azure_small.csv"
                                             : "measured_small.csv";
     INFO(f);
@@ -84,8 +84,8 @@ TEST_CASE("a missing column names the file, line 1 and the expected columns",
              Contains("missing_column.csv:1: missing column 'num_decode_tokens' (expected "
                       "columns: arrived_at, num_prefill_tokens, num_decode_tokens)"));
   // A Vidur trace is not an Azure trace.
-  CHECK_THAT(error_of(trace_yaml("azure", fixture("vidur_small.csv"))),
-             Contains("vidur_small.csv:1: missing column 'TIMESTAMP'"));
+  CHECK_THAT(error_of(trace_yaml("azure", fixture("small_vidur_format.csv"))),
+             Contains("small_vidur_format.csv:1: missing column 'TIMESTAMP'"));
 }
 
 TEST_CASE("an arrival earlier than the previous row is an error at its line",
@@ -176,11 +176,11 @@ TEST_CASE("workloads that cannot be built say what is missing", "[workloads][bad
              Contains("expected either 'trace', or both 'arrival' and 'lengths'"));
   CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}'}}\n  arrival: "
                                   "{{kind: poisson, qps: 2}}\n",
-                                  fixture("vidur_small.csv"))),
+                                  fixture("small_vidur_format.csv"))),
              Contains("workload.arrival: cannot be combined with 'trace'"));
   CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', qps: 2, "
                                   "time_scale: 2}}\n",
-                                  fixture("vidur_small.csv"))),
+                                  fixture("small_vidur_format.csv"))),
              Contains("give qps or time_scale, not both"));
   CHECK_THAT(error_of("workload:\n  trace: {format: vidur, file: no_such_file.csv}\n"),
              Contains("test.yaml:2:32: workload.trace.file: cannot open 'no_such_file.csv' "
@@ -191,6 +191,6 @@ TEST_CASE("workloads that cannot be built say what is missing", "[workloads][bad
              Contains("lengths_all_failed.csv: no usable rows"));
   CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', qps: 2}}\n  "
                                   "num_requests: 1\n",
-                                  fixture("vidur_small.csv"))),
+                                  fixture("small_vidur_format.csv"))),
              Contains("cannot rescale to qps 2: the 1 replayed rows span 0 s"));
 }

@@ -32,7 +32,7 @@ void check_request(const RequestSpec& r, SimTime arrival, std::int32_t prompt,
 }  // namespace
 
 TEST_CASE("a Vidur trace is replayed row by row with exact arrival times", "[workloads][trace]") {
-  auto w = make(trace_yaml("vidur", fixture("vidur_small.csv")));
+  auto w = make(trace_yaml("vidur", fixture("small_vidur_format.csv")));
   CHECK(w->name() == "trace");
   const auto r = drain(*w);
   REQUIRE(r.size() == 5);
@@ -72,18 +72,20 @@ TEST_CASE("measured rows with zero tokens are kept, raised to 1 and counted",
 
 TEST_CASE("num_requests replays the first rows and duration_s stops at the first late arrival",
           "[workloads][trace]") {
-  auto first3 = make(trace_yaml("vidur", fixture("vidur_small.csv"), "", "  num_requests: 3\n"));
+  auto first3 =
+      make(trace_yaml("vidur", fixture("small_vidur_format.csv"), "", "  num_requests: 3\n"));
   CHECK(drain(*first3).size() == 3);
   // Arrivals 0, 0.5, 1.5, 2.0, 4.0 s; the end is exclusive, as Vidur's duration.
-  auto until2 = make(trace_yaml("vidur", fixture("vidur_small.csv"), "", "  duration_s: 2.0\n"));
+  auto until2 =
+      make(trace_yaml("vidur", fixture("small_vidur_format.csv"), "", "  duration_s: 2.0\n"));
   const auto r = drain(*until2);
   REQUIRE(r.size() == 3);
   CHECK(r.back().arrival == 1'500'000'000);
 }
 
 TEST_CASE("start_s shifts every arrival of a trace", "[workloads][trace]") {
-  auto w = make(
-      trace_yaml("vidur", fixture("vidur_small.csv"), "", "  start_s: 10\n  duration_s: 2.0\n"));
+  auto w = make(trace_yaml("vidur", fixture("small_vidur_format.csv"), "",
+                           "  start_s: 10\n  duration_s: 2.0\n"));
   const auto r = drain(*w);
   REQUIRE(r.size() == 3);
   CHECK(r[0].arrival == 10'000'000'000);
@@ -91,7 +93,7 @@ TEST_CASE("start_s shifts every arrival of a trace", "[workloads][trace]") {
 }
 
 TEST_CASE("time_scale multiplies arrival times", "[workloads][trace]") {
-  auto w = make(trace_yaml("vidur", fixture("vidur_small.csv"), ", time_scale: 2.5"));
+  auto w = make(trace_yaml("vidur", fixture("small_vidur_format.csv"), ", time_scale: 2.5"));
   const auto r = drain(*w);
   REQUIRE(r.size() == 5);
   CHECK(r[1].arrival == 1'250'000'000);
@@ -100,7 +102,7 @@ TEST_CASE("time_scale multiplies arrival times", "[workloads][trace]") {
 
 TEST_CASE("qps rescales a trace to the requested mean rate", "[workloads][trace]") {
   // 5 rows over 4 s: 1 request/s in the file.
-  auto w = make(trace_yaml("vidur", fixture("vidur_small.csv"), ", qps: 8"));
+  auto w = make(trace_yaml("vidur", fixture("small_vidur_format.csv"), ", qps: 8"));
   const auto* t = dynamic_cast<const TraceWorkload*>(w.get());
   REQUIRE(t != nullptr);
   CHECK(t->rows() == 5);
@@ -113,7 +115,7 @@ TEST_CASE("qps rescales a trace to the requested mean rate", "[workloads][trace]
 
 TEST_CASE("relative trace paths resolve against the config file's folder", "[workloads][trace]") {
   const ConfigNode root = ConfigNode::parse(
-      "workload:\n  trace: {format: vidur, file: vidur_small.csv}\n", fixture("run.yaml"));
+      "workload:\n  trace: {format: vidur, file: small_vidur_format.csv}\n", fixture("run.yaml"));
   auto w = make_workload(root.at("workload"), 1);
   CHECK(drain(*w).size() == 5);
 }
