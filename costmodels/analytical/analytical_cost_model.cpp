@@ -35,17 +35,11 @@ LayerPricer AnalyticalCostModel::pricer(const ReplicaSpec& replica) const {
 }
 
 const AnalyticalCostModel::Prepared& AnalyticalCostModel::prepare(const ReplicaSpec& r) const {
-  Key key{
-      r.gpu,         r.model,       r.tp,      r.pp, static_cast<int>(r.weights), r.kv_dtype_bytes,
-      r.cuda_graphs, r.power_cap_w, r.topology};
-  {
-    std::shared_lock lock(mutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return *it->second;
-  }
-  std::unique_lock lock(mutex_);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return *it->second;
+  return cache_.get(r, [&] { return build(r); });
+}
+
+std::unique_ptr<AnalyticalCostModel::Prepared> AnalyticalCostModel::build(
+    const ReplicaSpec& r) const {
   auto p = std::make_unique<Prepared>(pricer(r));
   p->layers = std::ceil(static_cast<double>(r.model->num_layers) / std::max(1, r.pp));
   const auto n = static_cast<std::size_t>(options_.table_max_tokens) + 1;
@@ -76,9 +70,7 @@ const AnalyticalCostModel::Prepared& AnalyticalCostModel::prepare(const ReplicaS
   };
   monotone(p->eager, p->edge_tokens_eager);
   monotone(p->graph, p->edge_tokens_graph);
-  const Prepared& ref = *p;
-  cache_.emplace(std::move(key), std::move(p));
-  return ref;
+  return p;
 }
 
 StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& replica) const {

@@ -1,15 +1,13 @@
 #pragma once
 
-#include <map>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include "costmodels/analytical/analytical_terms.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
+#include "costmodels/common/replica_table_cache.hpp"
 #include "sim/config_node.hpp"
 #include "sim/cost_model.hpp"
 
@@ -48,13 +46,11 @@ class AnalyticalCostModel final : public CostModel {
 
  private:
   struct Prepared;
-  using Key = std::tuple<const GpuSpec*, const ModelSpec*, int, int, int, double, bool, double,
-                         std::string>;
   const Prepared& prepare(const ReplicaSpec& replica) const;
+  std::unique_ptr<Prepared> build(const ReplicaSpec& replica) const;
 
   Options options_;
-  mutable std::shared_mutex mutex_;
-  mutable std::map<Key, std::unique_ptr<const Prepared>> cache_;
+  ReplicaTableCache<Prepared> cache_;
 };
 
 }  // namespace servesim

@@ -151,18 +151,10 @@ RfCostModel::Options RfCostModel::parse(const ConfigNode& node, Kind kind) {
 }
 
 const RfCostModel::Prepared& RfCostModel::prepare(const ReplicaSpec& r) const {
-  Key key{
-      r.gpu,         r.model,       r.tp,      r.pp, static_cast<int>(r.weights), r.kv_dtype_bytes,
-      r.cuda_graphs, r.power_cap_w, r.topology};
-  {
-    std::shared_lock lock(mutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return *it->second;
-  }
-  std::unique_lock lock(mutex_);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return *it->second;
+  return cache_.get(r, [&] { return build(r); });
+}
 
+std::unique_ptr<RfCostModel::Prepared> RfCostModel::build(const ReplicaSpec& r) const {
   auto p = std::make_unique<Prepared>();
   RfSource src;
   std::tie(src.model_id, src.mlp_path) =
@@ -186,9 +178,7 @@ const RfCostModel::Prepared& RfCostModel::prepare(const ReplicaSpec& r) const {
   for (std::size_t i = 2; i < p->table.size(); ++i) {
     if (p->table[i].total() < p->table[i - 1].total()) p->table[i] = p->table[i - 1];
   }
-  const Prepared& ref = *p;
-  cache_.emplace(std::move(key), std::move(p));
-  return ref;
+  return p;
 }
 
 const RfLoaded& RfCostModel::loaded(const ReplicaSpec& replica) const {

@@ -1,12 +1,10 @@
 #pragma once
 
-#include <map>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
-#include <tuple>
 
+#include "costmodels/common/replica_table_cache.hpp"
 #include "costmodels/rf/rf_profile_set.hpp"
 #include "costmodels/rf/spec_scaler.hpp"
 #include "sim/catalog.hpp"
@@ -70,13 +68,11 @@ class RfCostModel final : public CostModel {
 
  private:
   struct Prepared;
-  using Key = std::tuple<const GpuSpec*, const ModelSpec*, int, int, int, double, bool, double,
-                         std::string>;
   const Prepared& prepare(const ReplicaSpec& replica) const;
+  std::unique_ptr<Prepared> build(const ReplicaSpec& replica) const;
 
   Options options_;
-  mutable std::shared_mutex mutex_;
-  mutable std::map<Key, std::unique_ptr<const Prepared>> cache_;
+  ReplicaTableCache<Prepared> cache_;
 };
 
 }  // namespace servesim
