@@ -5,8 +5,7 @@
 namespace servesim {
 
 OrcaScheduler::OrcaScheduler(SchedulerOptions options) : SchedulerBase(options) {
-  const std::int32_t floor = std::max(options_.max_model_len, 2048);
-  if (options_.max_num_batched_tokens <= 0) options_.max_num_batched_tokens = floor;
+  default_budget_to_whole_prompts();
 }
 
 void OrcaScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {

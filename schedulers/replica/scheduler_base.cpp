@@ -6,6 +6,12 @@ namespace servesim {
 
 void SchedulerBase::enqueue(Request* request, SimTime /*now*/) { waiting_.push_back(request); }
 
+void SchedulerBase::default_budget_to_whole_prompts() {
+  if (options_.max_num_batched_tokens <= 0) {
+    options_.max_num_batched_tokens = std::max(options_.max_model_len, 2048);
+  }
+}
+
 void SchedulerBase::schedule(Batch& batch, Request* r, std::int32_t tokens) {
   r->step_tokens = tokens;
   batch.entries.push_back(BatchEntry{r, tokens});

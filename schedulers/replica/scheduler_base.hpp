@@ -26,6 +26,9 @@ class SchedulerBase : public ReplicaScheduler {
   const SchedulerOptions& options() const { return options_; }
 
  protected:
+  // Without chunking a whole prompt must fit one iteration: an unset budget becomes vLLM V0's
+  // default, max(max_model_len, 2048).
+  void default_budget_to_whole_prompts();
   // Adds `tokens` of `r` to the batch being formed.
   static void schedule(Batch& batch, Request* r, std::int32_t tokens);
   // Recompute preemption: frees r's KV, forgets its computed tokens and puts it at the front of

@@ -5,9 +5,7 @@
 namespace servesim {
 
 VllmScheduler::VllmScheduler(SchedulerOptions options) : SchedulerBase(options) {
-  // vLLM V0's default budget: max(max_model_len, 2048); a prompt must fit one iteration.
-  const std::int32_t floor = std::max(options_.max_model_len, 2048);
-  if (options_.max_num_batched_tokens <= 0) options_.max_num_batched_tokens = floor;
+  default_budget_to_whole_prompts();
 }
 
 void VllmScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
