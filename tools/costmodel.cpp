@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "per-op and MLP-block MAPE against mlp.csv");
   add_common(validate, true);
   validate->add_flag("--per-tp", args.per_tp, "also print every TP degree");
+  validate->add_option("--rows", args.rows_file,
+                       "write predicted vs measured per profile row and op to this CSV");
   auto* ablate = app.add_subcommand("ablate", "additive ladder: MLP-block MAPE as terms turn on");
   add_common(ablate, true);
   auto* fit = app.add_subcommand("fit", "least-squares fit of the home-profile constants");

@@ -1,6 +1,7 @@
 #include "costmodels/analytical/costmodel_commands.hpp"
 
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -71,13 +72,30 @@ const ModelSpec* catalog_model(Catalog& catalog, const std::string& id) {
 }
 
 std::vector<ProfileValidation> validate_all(Context& c, const AnalyticalParams& params,
-                                            const AnalyticalTerms& terms) {
+                                            const AnalyticalTerms& terms,
+                                            bool keep_residuals = false) {
   std::vector<ProfileValidation> out;
   for (const auto& [id, path] : c.profiles) {
     const auto rows = read_vidur_mlp(path);
-    out.push_back(validate_profile(rows, id, c.gpu, catalog_model(c.catalog, id), params, terms));
+    out.push_back(validate_profile(rows, id, c.gpu, catalog_model(c.catalog, id), params, terms,
+                                   keep_residuals));
   }
   return out;
+}
+
+// One line per (profile row, op): where the model is wrong, row by row.
+void write_residuals(const std::string& path, const std::vector<ProfileValidation>& results) {
+  std::ofstream f(path);
+  if (!f) throw InputError("--rows: cannot write '" + path + "'");
+  f << "model,line,tp,num_tokens,op,predicted_ms,measured_ms,error_pct\n";
+  for (const auto& r : results) {
+    for (const auto& e : r.residuals) {
+      f << fmt::format("{},{},{},{},{},{:.6f},{:.6f},{:.3f}\n", r.model, e.line, e.tp, e.tokens,
+                       vidur_op_name(e.op), e.predicted_ns * 1e-6, e.measured_ns * 1e-6,
+                       100 * (e.predicted_ns - e.measured_ns) / e.measured_ns);
+    }
+  }
+  if (!f) throw InputError("--rows: write to '" + path + "' failed");
 }
 
 nlohmann::json slice_json(const ProfileValidation::Slice& s) {
@@ -113,7 +131,8 @@ std::string slice_text(const std::string& label, const ProfileValidation::Slice&
 
 std::string run_validate(const CostmodelArgs& a) {
   Context c = load(a, true);
-  const auto results = validate_all(c, c.params, AnalyticalTerms{});
+  const auto results = validate_all(c, c.params, AnalyticalTerms{}, !a.rows_file.empty());
+  if (!a.rows_file.empty()) write_residuals(a.rows_file, results);
   ProfileValidation::Slice all;
   for (const auto& r : results) {
     const auto& s = r.slices.front();

@@ -12,6 +12,7 @@ struct CostmodelArgs {
   std::string model;
   std::string hardware_file;
   std::string write_file;
+  std::string rows_file;  // validate: per-row residual CSV
   std::string cost_model_yaml = "kind: analytical";
   bool json = false;
   bool per_tp = false;

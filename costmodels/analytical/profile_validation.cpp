@@ -42,7 +42,8 @@ ModelSpec model_from_profile(const VidurMlpRow& row, const std::string& name,
 
 ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const std::string& name,
                                    const GpuSpec& gpu, const ModelSpec* catalog_model,
-                                   const AnalyticalParams& params, const AnalyticalTerms& terms) {
+                                   const AnalyticalParams& params, const AnalyticalTerms& terms,
+                                   bool keep_residuals) {
   ProfileValidation v;
   v.model = name;
   if (rows.empty()) return v;
@@ -67,6 +68,10 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
       const double meas = row.ms[i] * 1e6;
       if (!std::isfinite(meas) || !std::isfinite(pred[i])) continue;
       s.ops[i].add(pred[i], meas);
+      if (keep_residuals) {
+        v.residuals.push_back(
+            {row.line, row.tp, row.num_tokens, static_cast<VidurOp>(i), pred[i], meas});
+      }
       block_pred += pred[i];
       block_meas += meas;
     }

@@ -33,6 +33,16 @@ struct ProfileValidation {
   };
   std::string model;
   std::vector<Slice> slices;  // [0] = all, then one per TP degree ascending
+  // Per row and op (filled only when asked): predicted and measured ns, for residual analysis.
+  struct Residual {
+    int line = 0;
+    int tp = 0;
+    int tokens = 0;
+    VidurOp op = VidurOp::kEmb;
+    double predicted_ns = 0;
+    double measured_ns = 0;
+  };
+  std::vector<Residual> residuals;
 };
 
 // A model spec for a profiled model: dimensions from the profile row; norm type, parallel block
@@ -42,7 +52,8 @@ ModelSpec model_from_profile(const VidurMlpRow& row, const std::string& name,
 
 ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const std::string& name,
                                    const GpuSpec& gpu, const ModelSpec* catalog_model,
-                                   const AnalyticalParams& params, const AnalyticalTerms& terms);
+                                   const AnalyticalParams& params, const AnalyticalTerms& terms,
+                                   bool keep_residuals = false);
 
 // Every mlp.csv under `dir` (recursively), with its model id "org/name" (the two parent
 // folders), sorted by id.
