@@ -189,11 +189,15 @@ FitReport fit_home_constants(
       rep.text += fmt::format("  memory  eta_max {:.4f}  x_half {:.4f}  ({} rows with M ≤ 16)\n",
                               rep.params.eta_max, rep.params.x_half, mx.size());
       rep.yaml_fitted.push_back(fmt::format(
-          "memory: {{eta_max: {:.4f}, x_half: {:.4f}, rows: {}, method: relative least squares "
-          "t = (bytes + x_half*L2)/(eta_max*BW) on GEMM rows with M <= 16, from: \"{}\"}}",
+          "memory_start: {{eta_max: {:.4f}, x_half: {:.4f}, rows: {}, method: relative least "
+          "squares t = (bytes + x_half*L2)/(eta_max*BW) on GEMM rows with M <= 16 (the start of "
+          "the joint gemm search, which sets the final values), from: \"{}\"}}",
           rep.params.eta_max, rep.params.x_half, mx.size(), rows_note(gfiles)));
     }
   }
+  // The memory-law start of the joint search below (the isolated fit above).
+  const double mem_eta_max = rep.params.eta_max;
+  const double mem_x_half = rep.params.x_half;
   const AnalyticalTerms all_on;
   auto mape = [&](const AnalyticalParams& p) {
     double s = 0;
@@ -217,11 +221,13 @@ FitReport fit_home_constants(
     p.gemm_efficiency = 0.7 / p.clock_fraction;
     p.gemm_launch_ns = 1000;
     p.wave_ns = 500;
-    double* knobs[] = {&p.gemm_efficiency, &p.gemm_launch_ns, &p.wave_ns};
-    double steps[] = {0.04 / p.clock_fraction, 800, 800};
+    p.eta_max = mem_eta_max;
+    p.x_half = mem_x_half;
+    double* knobs[] = {&p.gemm_efficiency, &p.gemm_launch_ns, &p.wave_ns, &p.eta_max, &p.x_half};
+    double steps[] = {0.04 / p.clock_fraction, 800, 800, 0.02, 0.02};
     double best = mape(p);
     for (int round = 0; round < 6; ++round) {
-      for (std::size_t k = 0; k < 3; ++k) {
+      for (std::size_t k = 0; k < 5; ++k) {
         for (const double dir : {-1.0, 1.0}) {
           for (;;) {
             const double keep = *knobs[k];
@@ -271,19 +277,22 @@ FitReport fit_home_constants(
     rep.params.gemm_efficiency = p.gemm_efficiency;
     rep.params.gemm_launch_ns = p.gemm_launch_ns;
     rep.params.wave_ns = p.wave_ns;
+    rep.params.eta_max = p.eta_max;
+    rep.params.x_half = p.x_half;
     rep.text += fmt::format(
         "  gemm efficiency {:.4f} (×clock_fraction {:.3f})  launch {:.0f} ns  wave {:.0f} ns  "
-        "lone CTA {:.2f}  GEMM MAPE {:.2f}% ({} rows)\n",
+        "lone CTA {:.2f}  eta_max {:.4f}  x_half {:.4f}  GEMM MAPE {:.2f}% ({} rows)\n",
         p.gemm_efficiency, p.clock_fraction, p.gemm_launch_ns, p.wave_ns, p.lone_cta_utilization,
-        best, g.size());
+        p.eta_max, p.x_half, best, g.size());
     rep.yaml_fitted.push_back(fmt::format(
         "gemm: {{efficiency: {:.4f}, launch_ns: {:.0f}, wave_ns: {:.0f}, "
-        "lone_cta_utilization: {:.2f}, rows: {}, method: coordinate search minimising the MAPE "
-        "of the qkv/o/gate_up/down GEMMs (fastest tile/split-K candidate per row) with every "
-        "other term on, for each lone_cta_utilization on a 0.1 grid refined by 0.05, from: "
-        "\"{}\"}}",
-        p.gemm_efficiency, p.gemm_launch_ns, p.wave_ns, p.lone_cta_utilization, g.size(),
-        rows_note(gfiles)));
+        "lone_cta_utilization: {:.2f}, eta_max: {:.4f}, x_half: {:.4f}, rows: {}, method: "
+        "coordinate search minimising the MAPE of the qkv/o/gate_up/down GEMMs (fastest "
+        "tile/split-K candidate per row) with every other term on, over efficiency, launch, "
+        "wave and the memory law (from memory_start), for each lone_cta_utilization on a 0.1 "
+        "grid refined by 0.05, from: \"{}\"}}",
+        p.gemm_efficiency, p.gemm_launch_ns, p.wave_ns, p.lone_cta_utilization, p.eta_max, p.x_half,
+        g.size(), rows_note(gfiles)));
   }
   return rep;
 }
