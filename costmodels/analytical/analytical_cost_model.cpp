@@ -21,17 +21,20 @@ AnalyticalCostModel::AnalyticalCostModel(Options options) : options_(options) {}
 AnalyticalCostModel::~AnalyticalCostModel() = default;
 
 AnalyticalCostModel::Options AnalyticalCostModel::parse(const ConfigNode& node) {
-  node.check_keys({"kind", "terms", "table_max_tokens"});
+  node.check_keys({"kind", "terms", "table_max_tokens", "engine"});
   Options o;
   if (auto t = node.find("terms")) o.terms.apply(*t);
   o.table_max_tokens =
       static_cast<int>(node.get_positive_int("table_max_tokens", o.table_max_tokens));
   o.graph_table_max_tokens = std::min(o.graph_table_max_tokens, o.table_max_tokens);
+  if (auto e = node.find("engine")) o.engine = EngineProfile::load(*e);
   return o;
 }
 
 LayerPricer AnalyticalCostModel::pricer(const ReplicaSpec& replica) const {
-  return LayerPricer(replica, AnalyticalParams::for_gpu(*replica.gpu), options_.terms);
+  AnalyticalParams params = AnalyticalParams::for_gpu(*replica.gpu);
+  if (options_.engine) options_.engine->apply(*replica.gpu, params);
+  return LayerPricer(replica, params, options_.terms);
 }
 
 const AnalyticalCostModel::Prepared& AnalyticalCostModel::prepare(const ReplicaSpec& r) const {

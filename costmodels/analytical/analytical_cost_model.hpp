@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "costmodels/analytical/analytical_terms.hpp"
+#include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/replica_table_cache.hpp"
 #include "sim/config_node.hpp"
@@ -20,7 +21,8 @@ namespace servesim {
 // CUDA graphs (ReplicaSpec::cuda_graphs) apply to decode-only steps: smaller launch floors and
 // host floor.
 //
-// Config keys: kind, terms (map of AnalyticalTerms switches), table_max_tokens (default 16384).
+// Config keys: kind, terms (map of AnalyticalTerms switches), table_max_tokens (default 16384),
+// engine (an EngineProfile: the serving engine's own constants on top of the hardware files).
 // Speed: the token-dependent part of a step is tabulated per replica spec on first use (a few
 // ms), so step() is a table lookup plus a pass over the batch's requests.
 // Tables are keyed by the addresses of the replica's GpuSpec and ModelSpec (as the catalog hands
@@ -33,6 +35,7 @@ class AnalyticalCostModel final : public CostModel {
     AnalyticalTerms terms;
     int table_max_tokens = 16384;
     int graph_table_max_tokens = 1024;
+    std::shared_ptr<const EngineProfile> engine;  // null: the hardware files' constants alone
   };
   explicit AnalyticalCostModel(Options options);
   ~AnalyticalCostModel() override;

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/catalog.hpp"
 #include "sim/input_error.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
@@ -97,4 +98,48 @@ TEST_CASE("an unknown key in a cost model section is an input error", "[costmode
     CHECK_THROWS_AS(make_cost_model(ConfigNode::parse("kind: " + kind + "\nbogus_key: 1", "x")),
                     InputError);
   }
+}
+
+TEST_CASE("an engine profile changes the constants of the GPUs it names and no others",
+          "[costmodels][engine]") {
+  Catalog catalog(Catalog::default_dirs());
+  const GpuSpec& h100 = catalog.gpu("h100", ConfigNode::parse("x", "test"));
+  const GpuSpec& a100 = catalog.gpu("a100", ConfigNode::parse("x", "test"));
+  const ModelSpec model = testing::llama2_7b_like();
+  const auto plain = make_cost_model(ConfigNode::parse("kind: analytical", "x"));
+  const auto engine = make_cost_model(ConfigNode::parse(
+      "{kind: analytical, engine: {name: t, gpus: {H100: {host: {graph_floor_ns: 0}, "
+      "analytical: {attention: {decode_bw_fraction: 0.35}}}}}}",
+      "x"));
+  const BatchShape decodes = decode_batch(64, 1000);
+  const StepCost p = plain->step(decodes, testing::replica_of(h100, model, 1));
+  const StepCost e = engine->step(decodes, testing::replica_of(h100, model, 1));
+  // Half the bandwidth of the hardware file's 0.7: twice the attention time; no host floor.
+  CHECK(e[CostComponent::kAttention] > 1.9 * p[CostComponent::kAttention]);
+  CHECK(e[CostComponent::kHost] == 0);
+  CHECK(p[CostComponent::kHost] > 0);
+  CHECK(e[CostComponent::kGemm] == p[CostComponent::kGemm]);
+  // The A100 is not named: untouched.
+  CHECK(engine->step(decodes, testing::replica_of(a100, model, 1)).total_ns ==
+        plain->step(decodes, testing::replica_of(a100, model, 1)).total_ns);
+}
+
+TEST_CASE("a bad engine profile fails when the config is read, naming what was expected",
+          "[costmodels][engine]") {
+  const char* bad[] = {
+      "{kind: analytical, engine: no-such-engine}",
+      "{kind: analytical, engine: {gpus: {NoSuchGpu: {host: {graph_floor_ns: 0}}}}}",
+      "{kind: analytical, engine: {gpus: {H100: {host: {graph_floor: 0}}}}}",
+      "{kind: analytical, engine: {gpus: {H100: {analytical: {attention: {bogus: 1}}}}}}",
+      "{kind: analytical, engine: {request_overhead_ns: -5}}",
+      "{kind: analytical, engine: {colour: blue}}",
+  };
+  for (const char* text : bad) {
+    INFO(text);
+    CHECK_THROWS_AS(make_cost_model(ConfigNode::parse(text, "x")), InputError);
+  }
+  CHECK_THROWS_WITH(make_cost_model(ConfigNode::parse("{kind: analytical, engine: nope}", "x")),
+                    Catch::Contains("vllm-v1"));
+  // The shipped profile loads by name.
+  CHECK_NOTHROW(make_cost_model(ConfigNode::parse("{kind: analytical, engine: vllm-v1}", "x")));
 }

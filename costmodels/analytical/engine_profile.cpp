@@ -1,0 +1,64 @@
+#include "costmodels/analytical/engine_profile.hpp"
+
+#include <filesystem>
+
+#include "sim/catalog.hpp"
+
+namespace servesim {
+namespace fs = std::filesystem;
+
+std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) {
+  if (ref.is_map()) return std::make_shared<const EngineProfile>(parse(ref));
+  const std::string s = ref.as_string();
+  if (fs::is_regular_file(s)) {
+    return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(s)));
+  }
+  std::string known;
+  for (const std::string& dir : Catalog::default_dirs()) {
+    const fs::path p = fs::path(dir) / "engines" / (s + ".yaml");
+    if (fs::is_regular_file(p)) {
+      return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(p.string())));
+    }
+    if (fs::is_directory(fs::path(dir) / "engines")) {
+      for (const auto& e : fs::directory_iterator(fs::path(dir) / "engines")) {
+        if (e.path().extension() == ".yaml") known.append(" ").append(e.path().stem().string());
+      }
+    }
+  }
+  ref.fail("unknown engine profile '" + s +
+           "' (expected a YAML file path or one of:" + (known.empty() ? " none" : known) + ")");
+}
+
+EngineProfile EngineProfile::parse(const ConfigNode& file) {
+  file.require_map("an engine profile");
+  file.check_keys({"name", "source", "request_overhead_ns", "gpus", "fitted"});
+  EngineProfile e;
+  e.name = file.get_string("name", "inline");
+  e.request_overhead_ns = file.get_nonnegative("request_overhead_ns", 0);
+  if (auto g = file.find("gpus")) {
+    g->require_map("per-GPU engine constants (GPU name: {host: …, analytical: …})");
+    Catalog catalog(Catalog::default_dirs());
+    for (const std::string& key : g->keys()) {
+      const ConfigNode section = g->at(key);
+      const GpuSpec& gpu = catalog.gpu(key, section);
+      section.require_map("engine constants for one GPU ({host: …, analytical: …})");
+      section.check_keys({"host", "analytical"});
+      // Validate now (a bad key fails at load, not at the first step).
+      AnalyticalParams probe;
+      if (auto a = section.find("analytical")) probe.apply_analytical(*a);
+      if (auto h = section.find("host")) probe.apply_host(*h);
+      e.gpus.emplace_back(gpu.name, section);
+    }
+  }
+  return e;
+}
+
+void EngineProfile::apply(const GpuSpec& gpu, AnalyticalParams& params) const {
+  for (const auto& [gpu_name, section] : gpus) {
+    if (gpu_name != gpu.name) continue;
+    if (auto a = section.find("analytical")) params.apply_analytical(*a);
+    if (auto h = section.find("host")) params.apply_host(*h);
+  }
+}
+
+}  // namespace servesim

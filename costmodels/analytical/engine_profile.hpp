@@ -1,0 +1,41 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "costmodels/analytical/analytical_params.hpp"
+#include "sim/config_node.hpp"
+#include "sim/gpu_spec.hpp"
+
+namespace servesim {
+
+// The serving engine's own constants: what no datasheet gives and a kernel profile does not
+// see (host time per step, the engine's attention kernels, the client-observed time of a
+// request outside every step), per GPU, applied on top of the hardware file's `analytical:` and
+// `host:` sections. A file configs/engines/<name>.yaml:
+//   name: vllm-v1
+//   source: | how each constant was obtained (fitted: on which runs)
+//   request_overhead_ns: 11800000        # optional, every GPU
+//   gpus:
+//     h100-sxm:                          # a catalog GPU name or alias
+//       host: {graph_floor_ns: 0, eager_floor_ns: 2000000}
+//       analytical: {attention: {decode_bw_fraction: 0.85}}
+// GPUs the file does not list keep their hardware file's constants.
+struct EngineProfile {
+  std::string name;
+  double request_overhead_ns = 0;
+  // (catalog name of the GPU, its section) — the name as the catalog resolves it.
+  std::vector<std::pair<std::string, ConfigNode>> gpus;
+
+  // `ref` is a map (the profile inline), or a string: a path to a YAML file, or the stem of a
+  // file engines/<name>.yaml in the catalog folders. Unknown keys and GPU names are errors.
+  static std::shared_ptr<const EngineProfile> load(const ConfigNode& ref);
+  static EngineProfile parse(const ConfigNode& file);
+
+  // Applies this GPU's section (if any) to `params`.
+  void apply(const GpuSpec& gpu, AnalyticalParams& params) const;
+};
+
+}  // namespace servesim
