@@ -39,12 +39,6 @@ int main(int argc, char** argv) {
   bool json = false;
   bool fit = false;
   ReplayOptions options;
-  options.extra_decode_step_ns = kFittedDecodeStepNs;
-  options.extra_mixed_step_ns = kFittedMixedStepNs;
-  options.request_overhead_ns = kFittedRequestOverheadNs;
-  double request_overhead_ms = options.request_overhead_ns / 1e6;
-  double extra_decode_us = options.extra_decode_step_ns / 1e3;
-  double extra_mixed_us = options.extra_mixed_step_ns / 1e3;
   bool no_prefix_caching = false;
   app.add_option("--experiments", csv, "experiments.csv")->required();
   app.add_option("--only", only, "Comma-separated run ids (exp_id column)");
@@ -58,16 +52,13 @@ int main(int argc, char** argv) {
                  "nominal (output_len per request of ignore_eos runs) or trace")
       ->check(CLI::IsMember({"nominal", "trace"}));
   app.add_flag("--no-prefix-caching", no_prefix_caching, "Generate configs without prefix caching");
-  app.add_option("--extra-decode-step-us", extra_decode_us,
-                 "Host time added to each decode-only step (fitted default)");
-  app.add_option("--extra-mixed-step-us", extra_mixed_us,
-                 "Host time added to each step with a prefill (fitted default)");
-  app.add_option("--request-overhead-ms", request_overhead_ms,
-                 "Client-observed time added to every request's TTFT and E2E (fitted default)");
+  app.add_option("--engine", options.engine,
+                 "Engine profile: a name under configs/engines/, a YAML file, or an inline YAML "
+                 "map (default: vllm-v1)");
   app.add_flag("--fit", fit,
-               "Fit the per-step host constants and the per-request overhead on the traced, "
-               "non-overloaded runs that are "
-               "not held out, then report with them");
+               "Fit the engine constants (host floors, decode-attention bandwidth, request "
+               "overhead) on the traced, non-overloaded runs that are not held out, print them "
+               "as an engine-file entry, then report with them");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,9 +67,6 @@ int main(int argc, char** argv) {
   }
   return servesim::guarded_main([&] {
     options.prefix_caching = !no_prefix_caching;
-    options.extra_decode_step_ns = extra_decode_us * 1e3;
-    options.extra_mixed_step_ns = extra_mixed_us * 1e3;
-    options.request_overhead_ns = request_overhead_ms * 1e6;
     const std::vector<Experiment> all = read_experiments(csv);
     std::vector<const Experiment*> selected;
     const auto only_ids = split_ids(only);
@@ -97,11 +85,9 @@ int main(int argc, char** argv) {
     Report report;
     for (const auto& id : split_ids(held_out)) report.held_out.insert(id);
     if (fit) {
-      const FitResult f = fit_host_constants(all, report.held_out, options, csv);
-      options.extra_decode_step_ns = f.decode_step_ns;
-      options.extra_mixed_step_ns = f.mixed_step_ns;
-      options.request_overhead_ns = f.request_overhead_ns;
-      std::cerr << f.log;
+      const FitResult f = fit_engine_constants(all, report.held_out, options, csv);
+      options.engine = f.constants.inline_yaml(f.gpu);
+      std::cerr << f.log << "engine-file entry:\n" << f.yaml;
     }
     report.options = options;
     for (const Experiment* e : selected) {

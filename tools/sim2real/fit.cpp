@@ -1,13 +1,14 @@
 #include "tools/sim2real/fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "costmodels/analytical/analytical_params.hpp"
+#include "costmodels/analytical/engine_profile.hpp"
 #include "sim/catalog.hpp"
 #include "sim/config_node.hpp"
 #include "sim/input_error.hpp"
@@ -16,78 +17,105 @@ namespace servesim::sim2real {
 
 std::string default_held_out() { return "tv-l2-7b-general,5"; }
 
-FitResult fit_host_constants(const std::vector<Experiment>& experiments,
-                             const std::set<std::string>& held_out, const ReplayOptions& base,
-                             const std::string& csv_path) {
+std::string EngineConstants::inline_yaml(const std::string& gpu) const {
+  return fmt::format(
+      "{{name: fit, request_overhead_ns: {:.0f}, gpus: {{{}: {{host: {{graph_floor_ns: {:.0f}, "
+      "eager_floor_ns: {:.0f}}}, analytical: {{attention: {{decode_bw_fraction: {:.4f}}}}}}}}}}}",
+      request_overhead_ns, gpu, graph_floor_ns, eager_floor_ns, decode_bw_fraction);
+}
+
+FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
+                               const std::set<std::string>& held_out, const ReplayOptions& base,
+                               const std::string& csv_path) {
   FitResult f;
   std::vector<const Experiment*> runs;
+  Catalog catalog(Catalog::default_dirs());
   for (const auto& e : experiments) {
     if (e.trace_file.empty() || classify(e) == RunGroup::kOverloaded || held_out.count(e.id)) {
       continue;
     }
+    const ConfigNode where = ConfigNode::parse(fmt::format("\"{}\"", e.hardware),
+                                               fmt::format("{} run {}", csv_path, e.id));
+    const std::string gpu = catalog.gpu(e.hardware, where).name;
+    if (!f.gpu.empty() && gpu != f.gpu) {
+      throw InputError(fmt::format(
+          "--fit: the fit runs use two GPUs ({}, {}); hold out all but one", f.gpu, gpu));
+    }
+    f.gpu = gpu;
     runs.push_back(&e);
     f.runs.push_back(e.id);
   }
-  if (runs.empty())
+  if (runs.empty()) {
     throw InputError("--fit: no traced, non-overloaded run outside the held-out set");
-  // Bounds: the host time of a step never goes below zero, i.e. an extra never takes more than
-  // the analytical model's own host floor away; nor adds more than 5 ms (decode) / 10 ms (mixed).
-  Catalog catalog(Catalog::default_dirs());
-  const ConfigNode where = ConfigNode::parse("gpu: x", "sim2real fit");
-  const AnalyticalParams params =
-      AnalyticalParams::for_gpu(catalog.gpu(runs.front()->hardware, where.at("gpu")));
-  f.decode_min_ns = -params.host_graph_floor_ns;
-  f.mixed_min_ns = -params.host_eager_floor_ns;
-  auto clamp = [](double v, double lo, double hi) { return std::min(hi, std::max(lo, v)); };
-  auto objective = [&](double decode_ns, double mixed_ns, double request_ns) {
+  }
+  // Start from the constants the base engine profile gives this GPU.
+  const GpuSpec& gpu = catalog.gpu(f.gpu, ConfigNode::parse("x", "--fit"));
+  AnalyticalParams start = AnalyticalParams::for_gpu(gpu);
+  const auto profile = EngineProfile::load(ConfigNode::parse(base.engine, "--engine"));
+  profile->apply(gpu, start);
+  EngineConstants c{start.host_graph_floor_ns, start.host_eager_floor_ns,
+                    start.decode_attn_bw_fraction, profile->request_overhead_ns};
+
+  auto objective = [&](const EngineConstants& k) {
     ReplayOptions o = base;
-    o.extra_decode_step_ns = decode_ns;
-    o.extra_mixed_step_ns = mixed_ns;
-    o.request_overhead_ns = request_ns;
+    o.engine = k.inline_yaml(f.gpu);
+    // Mean over runs and over each run's seven metrics: every metric pulls (a run's median over
+    // metrics would ignore the three TTFT metrics whenever E2E and ITL agree).
     double sum = 0;
-    for (const Experiment* e : runs) sum += replay(*e, o, csv_path).score.overall;
-    const double v = sum / static_cast<double>(runs.size());
+    std::size_t n = 0;
+    for (const Experiment* e : runs) {
+      for (const MetricScore& s : replay(*e, o, csv_path).score.metrics) {
+        sum += s.ape;
+        ++n;
+      }
+    }
+    const double v = sum / static_cast<double>(std::max<std::size_t>(1, n));
     f.log += fmt::format(
-        "fit: decode {:+7.0f} us  mixed {:+7.0f} us  request {:7.0f} us  mean overall APE "
-        "{:.2f}%\n",
-        decode_ns / 1e3, mixed_ns / 1e3, request_ns / 1e3, v);
+        "fit: graph {:7.0f} us  eager {:7.0f} us  decode attention {:.3f}  request {:7.0f} us  "
+        "mean metric APE {:.2f}%\n",
+        k.graph_floor_ns / 1e3, k.eager_floor_ns / 1e3, k.decode_bw_fraction,
+        k.request_overhead_ns / 1e3, v);
     return v;
   };
-  double d = clamp(base.extra_decode_step_ns, f.decode_min_ns, 5e6);
-  double m = clamp(base.extra_mixed_step_ns, f.mixed_min_ns, 10e6);
-  double q = clamp(base.request_overhead_ns, 0, 50e6);
-  double best = objective(d, m, q);
-  // Coordinate search with a shrinking step: 1 ms, 0.25 ms, 0.05 ms.
-  for (const double step : {1e6, 250e3, 50e3}) {
-    bool improved = true;
-    for (int round = 0; improved && round < 12; ++round) {
-      improved = false;
-      for (int axis = 0; axis < 3; ++axis) {
-        for (const double dir : {-1.0, 1.0}) {
-          const double nd = axis == 0 ? clamp(d + dir * step, f.decode_min_ns, 5e6) : d;
-          const double nm = axis == 1 ? clamp(m + dir * step, f.mixed_min_ns, 10e6) : m;
-          const double nq = axis == 2 ? clamp(q + dir * step, 0, 50e6) : q;
-          if (nd == d && nm == m && nq == q) continue;
-          const double v = objective(nd, nm, nq);
-          if (v < best - 1e-9) {
-            best = v;
-            d = nd;
-            m = nm;
-            q = nq;
-            improved = true;
-          }
+  struct Axis {
+    double EngineConstants::*field;
+    double lo, hi, step;  // bounds and the first step (halved each round)
+  };
+  // The request overhead first: it moves TTFT alone, while the step constants move TTFT, E2E and
+  // ITL together (a greedy search starting with them trades ITL for TTFT).
+  const std::array<Axis, 4> axes = {{{&EngineConstants::request_overhead_ns, 0, 50e6, 4e6},
+                                     {&EngineConstants::decode_bw_fraction, 0.3, 1.0, 0.08},
+                                     {&EngineConstants::graph_floor_ns, 0, 5e6, 1e6},
+                                     {&EngineConstants::eager_floor_ns, 0, 10e6, 1e6}}};
+  for (const Axis& a : axes) c.*a.field = std::clamp(c.*a.field, a.lo, a.hi);
+  double best = objective(c);
+  for (int round = 0; round < 5; ++round) {
+    const double scale = std::ldexp(1.0, -round);
+    for (const Axis& a : axes) {
+      for (const double dir : {-1.0, 1.0}) {
+        for (;;) {
+          EngineConstants t = c;
+          t.*a.field = std::clamp(c.*a.field + dir * a.step * scale, a.lo, a.hi);
+          if (t.*a.field == c.*a.field) break;
+          const double v = objective(t);
+          if (!(v < best - 1e-9)) break;
+          best = v;
+          c = t;
         }
       }
     }
   }
-  f.decode_step_ns = d;
-  f.mixed_step_ns = m;
-  f.request_overhead_ns = q;
+  f.constants = c;
   f.objective = best;
-  f.log += fmt::format(
-      "fit: best decode {:+.0f} us, mixed {:+.0f} us, request {:.0f} us on {} runs ({}): "
-      "{:.2f}%\n",
-      d / 1e3, m / 1e3, q / 1e3, runs.size(), fmt::join(f.runs, ", "), best);
+  f.log += fmt::format("fit: best on {} runs ({}) of {}: mean metric APE {:.2f}%\n", runs.size(),
+                       fmt::join(f.runs, ", "), f.gpu, best);
+  f.yaml = fmt::format(
+      "request_overhead_ns: {:.0f}\ngpus:\n  {}:\n    host: {{graph_floor_ns: {:.0f}, "
+      "eager_floor_ns: {:.0f}}}\n    analytical: {{attention: {{decode_bw_fraction: {:.4f}}}}}\n"
+      "fitted: {{runs: [{}], method: \"sim2real --fit: coordinate search minimising the mean APE "
+      "of the seven metrics over the fit runs\", objective_pct: {:.2f}}}\n",
+      c.request_overhead_ns, f.gpu, c.graph_floor_ns, c.eager_floor_ns, c.decode_bw_fraction,
+      fmt::join(f.runs, ", "), best);
   return f;
 }
 

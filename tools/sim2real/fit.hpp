@@ -8,37 +8,37 @@
 
 namespace servesim::sim2real {
 
-// The vLLM-V1 engine constants fitted on the traced runs (declared in the tool's README; their
-// proper home is the `host:` section the analytical cost model reads, see the report):
-// host time per step on top of the analytical cost model's own host floor.
-// Fitted by `sim2real --fit` (coordinate search, mean over runs of the overall APE) on the traced
-// runs tv-l2-7b-codegen, tv-l2-7b-roleplay and 1 (stage 0); held out: tv-l2-7b-general and 5.
-// Both land on their bounds: vLLM V1 overlaps its host work with the GPU, so the analytical
-// model's H100 host floors (graph 0.5 ms, eager 2 ms per step) should be 0 for V1; the request
-// overhead fits to 0. Their proper home: `host: {graph_floor_ns: 0, eager_floor_ns: 0}` in a
-// vLLM-V1 engine section for H100 (see the report).
-inline constexpr double kFittedDecodeStepNs = -500e3;  // = graph host floor 0.5 ms → 0
-inline constexpr double kFittedMixedStepNs = -2000e3;  // = eager host floor 2 ms → 0
-inline constexpr double kFittedRequestOverheadNs = 0;
 // The traced runs held out of every fit by default (comma-separated exp_ids).
 std::string default_held_out();
 
-struct FitResult {
-  double decode_step_ns = 0;
-  double mixed_step_ns = 0;
+// The serving-engine constants `sim2real --fit` fits for one GPU (what configs/engines/*.yaml
+// holds): host time of a CUDA-graph decode step and of an eager (prefill-carrying) step, the
+// fraction of the memory bandwidth the engine's decode attention reaches, and the client-observed
+// time of a request outside every step.
+struct EngineConstants {
+  double graph_floor_ns = 0;
+  double eager_floor_ns = 0;
+  double decode_bw_fraction = 0.7;
   double request_overhead_ns = 0;
-  double decode_min_ns = 0;  // bounds: minus the analytical model's host floors
-  double mixed_min_ns = 0;
-  double objective = 0;           // mean over the fit runs of their overall APE (%)
-  std::vector<std::string> runs;  // the runs it was fitted on
-  std::string log;                // one line per evaluation
+  // The inline engine profile (YAML flow map) for `gpu`, usable as ReplayOptions::engine.
+  std::string inline_yaml(const std::string& gpu) const;
 };
 
-// Fits extra_decode_step_ns, extra_mixed_step_ns and request_overhead_ns by coordinate search on a
-// grid, minimising the mean over the fit runs of each run's overall APE (the mean is smoother than
-// the median of three runs). Fit runs: traced (exact), not overloaded, not in `held_out`.
-FitResult fit_host_constants(const std::vector<Experiment>& experiments,
-                             const std::set<std::string>& held_out, const ReplayOptions& base,
-                             const std::string& csv_path);
+struct FitResult {
+  std::string gpu;  // catalog name of the fit runs' GPU
+  EngineConstants constants;
+  double objective = 0;           // mean over the fit runs and their metrics of the APE (%)
+  std::vector<std::string> runs;  // the runs it was fitted on
+  std::string log;                // one line per evaluation
+  std::string yaml;               // the `gpus:` entry and record to paste into an engine file
+};
+
+// Fits EngineConstants by coordinate search (shrinking steps, bounded: floors 0–5 ms / 0–10 ms,
+// fraction 0.3–1, overhead 0–50 ms) from the constants of `base.engine` for the fit runs' GPU,
+// minimising the mean APE over the fit runs' seven metrics. Fit runs: traced (exact), not
+// overloaded, not in `held_out`; they must share one GPU.
+FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
+                               const std::set<std::string>& held_out, const ReplayOptions& base,
+                               const std::string& csv_path);
 
 }  // namespace servesim::sim2real

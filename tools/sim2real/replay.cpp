@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodels/analytical/engine_profile.hpp"
 #include "sim/engine.hpp"
 #include "sim/input_error.hpp"
 #include "sim/run_config.hpp"
@@ -14,26 +15,6 @@
 
 namespace servesim::sim2real {
 namespace {
-
-// Adds the vLLM-V1 engine's per-step host time to another cost model's steps.
-class HostAdjustedCostModel final : public CostModel {
- public:
-  HostAdjustedCostModel(std::unique_ptr<CostModel> inner, double decode_ns, double mixed_ns)
-      : inner_(std::move(inner)), decode_ns_(decode_ns), mixed_ns_(mixed_ns) {}
-  std::string_view name() const override { return inner_->name(); }
-  StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override {
-    StepCost c = inner_->step(batch, replica);
-    const double extra = batch.prefills.empty() ? decode_ns_ : mixed_ns_;
-    c.total_ns = std::max<SimTime>(1, c.total_ns + std::llround(extra));
-    c[CostComponent::kHost] += extra;
-    return c;
-  }
-
- private:
-  std::unique_ptr<CostModel> inner_;
-  double decode_ns_;
-  double mixed_ns_;
-};
 
 // Per-request times of a run, indexed by request id (= the workload's yield order).
 class LatencyRecorder final : public RunObserver {
@@ -47,8 +28,9 @@ class LatencyRecorder final : public RunObserver {
     }
     outputs[id] = r.spec.output_tokens;
     if (rejected || r.first_token < 0 || r.finished < 0) return;
-    latencies[id] = Latency{static_cast<double>(r.finished - r.spec.arrival) / 1e6,
-                            static_cast<double>(r.first_token - r.spec.arrival) / 1e6};
+    latencies[id] =
+        Latency{static_cast<double>(r.finished - r.spec.arrival) / 1e6 + overhead_ms_,
+                static_cast<double>(r.first_token - r.spec.arrival) / 1e6 + overhead_ms_};
     preemptions += r.preemptions;
   }
   std::vector<std::optional<Latency>> latencies;
@@ -132,7 +114,7 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
   }
   if (o.prefix_caching) y += "  enable_prefix_caching: true   # vLLM V1 default\n";
   y += "router: {kind: round_robin}\n";
-  y += "cost_model: {kind: analytical}\n";
+  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", o.engine);
   y += "workload:\n";
   if (!e.trace_file.empty()) {
     y += fmt::format("  trace: {{format: measured, file: {}", quoted(e.trace_file));
@@ -214,11 +196,9 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   } catch (const InputError& err) {
     throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
   }
-  if (o.extra_decode_step_ns != 0 || o.extra_mixed_step_ns != 0) {
-    run.cost_model = std::make_unique<HostAdjustedCostModel>(
-        std::move(run.cost_model), o.extra_decode_step_ns, o.extra_mixed_step_ns);
-  }
-  LatencyRecorder rec(o.request_overhead_ns / 1e6);
+  const double overhead_ns =
+      EngineProfile::load(ConfigNode::parse(o.engine, "sim2real engine"))->request_overhead_ns;
+  LatencyRecorder rec(overhead_ns / 1e6);
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&rec});
   const EngineTotals totals = engine.run();
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

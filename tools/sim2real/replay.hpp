@@ -23,13 +23,11 @@ struct ReplayOptions {
   // Seconds between the end of one stage and the start of the next in regenerated workloads:
   // inference-perf's stage transition, 4.13–4.20 s in the three two-stage traces.
   double stage_gap_s = 4.15;
-  // Extra host time added to every step on top of the cost model (the vLLM-V1 engine constants
-  // the analytical cost model's `host:` section would hold; 0 = none). See the tool's README.
-  double extra_decode_step_ns = 0;  // steps without prefill (CUDA-graph decode)
-  double extra_mixed_step_ns = 0;   // steps with a prefill chunk (eager)
-  // Client-observed time no engine step prices (HTTP, tokenization, the API server's request
-  // path, streaming the first chunk): added to every request's TTFT and E2E.
-  double request_overhead_ns = 0;
+  // The serving engine's constants (an EngineProfile, see costmodels/analytical/
+  // engine_profile.hpp): a name under configs/engines/, a file path, or an inline YAML flow
+  // map. It sets the analytical cost model's host and attention constants per GPU and the
+  // client-observed request overhead added to every request's TTFT and E2E.
+  std::string engine = "vllm-v1";
 };
 
 // The workload as replayed.

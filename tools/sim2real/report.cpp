@@ -73,11 +73,7 @@ std::string format_table(const Report& report) {
       "sim2real: {} runs; cost model analytical; outputs {}; prefix caching {}; seed {}\n",
       report.runs.size(), report.options.output_tokens,
       report.options.prefix_caching ? "on" : "off", report.options.seed);
-  out += fmt::format(
-      "engine constants: extra host time per step decode {:.0f} us, mixed {:.0f} us; request "
-      "overhead {:.0f} us\n",
-      report.options.extra_decode_step_ns / 1e3, report.options.extra_mixed_step_ns / 1e3,
-      report.options.request_overhead_ns / 1e3);
+  out += fmt::format("engine profile: {}\n", report.options.engine);
   out += "\nper run: simulated / measured (ms) and APE (%)\n";
   for (const auto& r : report.runs) {
     const Experiment& e = *r.experiment;
@@ -170,9 +166,7 @@ nlohmann::json to_json(const Report& report) {
                     {"output_tokens", report.options.output_tokens},
                     {"prefix_caching", report.options.prefix_caching},
                     {"stage_gap_s", report.options.stage_gap_s},
-                    {"extra_decode_step_ns", report.options.extra_decode_step_ns},
-                    {"extra_mixed_step_ns", report.options.extra_mixed_step_ns},
-                    {"request_overhead_ns", report.options.request_overhead_ns}};
+                    {"engine", report.options.engine}};
   return doc;
 }
 
