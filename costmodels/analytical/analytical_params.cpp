@@ -110,10 +110,22 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a) {
     }
   }
   if (auto c = a.find("collectives")) {
-    c->check_keys({"source", "nvlink_efficiency", "pcie_efficiency", "hop_latency_ns"});
+    c->check_keys({"source", "nvlink_efficiency", "pcie_efficiency", "hop_latency_ns", "algorithm",
+                   "custom_max_bytes"});
     nvlink_efficiency = c->get_positive("nvlink_efficiency", nvlink_efficiency);
     pcie_efficiency = c->get_positive("pcie_efficiency", pcie_efficiency);
     hop_latency_ns = c->get_nonnegative("hop_latency_ns", hop_latency_ns);
+    if (auto alg = c->find("algorithm")) {
+      const std::string s = alg->as_string();
+      if (s == "ring") {
+        allreduce_algorithm = AllReduceAlgorithm::kRing;
+      } else if (s == "vllm_custom") {
+        allreduce_algorithm = AllReduceAlgorithm::kVllmCustom;
+      } else {
+        alg->fail("unknown all-reduce algorithm '" + s + "' (known: ring, vllm_custom)");
+      }
+    }
+    custom_allreduce_max_bytes = c->get_positive("custom_max_bytes", custom_allreduce_max_bytes);
   }
 }
 

@@ -32,6 +32,11 @@ std::string_view light_kernel_name(LightKernel k);
 // GPC-local thread-block clusters (Hopper).
 enum class LaunchModel { kGrid, kPersistent, kCluster };
 
+// How a TP group all-reduces: NCCL's ring (what the Vidur network profiles time), or vLLM's
+// custom all-reduce on a fully NVLinked group (csrc/custom_all_reduce.cuh: below
+// custom_allreduce_max_bytes, one-stage for p = 2 or small messages, else two-stage; NCCL above).
+enum class AllReduceAlgorithm { kRing, kVllmCustom };
+
 // Constants of the analytical model for one GPU: the `analytical:` and `host:` sections of its
 // hardware file. Every field has a built-in default per architecture (see defaults_for()) so a
 // hardware file may override only what it knows. Plain value type.
@@ -73,6 +78,8 @@ struct AnalyticalParams {
   double nvlink_efficiency = 0.6;
   double pcie_efficiency = 0.75;
   double hop_latency_ns = 4000;
+  AllReduceAlgorithm allreduce_algorithm = AllReduceAlgorithm::kRing;
+  double custom_allreduce_max_bytes = 8 * 1048576.0;  // vLLM's default max_size
   // Host (PHYSICS §1): S(N) = floor + slope·(N−1)
   double host_eager_floor_ns = 2'000'000;
   double host_graph_floor_ns = 500'000;

@@ -20,7 +20,9 @@ using Graph =
 
 TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
                        const AnalyticalParams& params)
-    : p_(p), hop_latency_ns_(params.hop_latency_ns) {
+    : p_(p),
+      hop_latency_ns_(params.hop_latency_ns),
+      custom_max_bytes_(params.custom_allreduce_max_bytes) {
   if (kind != "nvlink" && kind != "pairwise_nvlink" && kind != "pcie") {
     throw InputError("unknown topology '" + kind + "' (known: nvlink, pairwise_nvlink, pcie)");
   }
@@ -28,10 +30,12 @@ TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
   const double pcie = gpu.pcie_gb_per_s * params.pcie_efficiency;
   const bool has_nvlink = gpu.nvlink_gb_per_s > 0;
   Graph graph(static_cast<std::size_t>(p));
+  bool all_nvlink = true;
   for (int a = 0; a < p; ++a) {
     for (int b = a + 1; b < p; ++b) {
       bool nv = has_nvlink && kind == "nvlink";
       if (kind == "pairwise_nvlink") nv = has_nvlink && a / 2 == b / 2;
+      all_nvlink = all_nvlink && nv;
       boost::add_edge(static_cast<std::size_t>(a), static_cast<std::size_t>(b),
                       Link{nv ? nvlink : pcie}, graph);
     }
@@ -43,11 +47,19 @@ TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
     if (found) bottleneck_ = std::min(bottleneck_, graph[e].bytes_per_ns);
   }
   if (p <= 1) bottleneck_ = 0;
+  custom_ = params.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom && all_nvlink &&
+            (p == 2 || p == 4 || p == 6 || p == 8);
 }
 
 double TpTopology::all_reduce_ns(double bytes) const {
   if (p_ <= 1) return 0;
   const double p = p_;
+  if (custom_ && bytes < custom_max_bytes_) {
+    const bool one_stage =
+        p_ == 2 || (p_ <= 4 && bytes < 512 * 1024.0) || (p_ <= 8 && bytes < 256 * 1024.0);
+    const double moved = one_stage ? (p - 1) * bytes : 2 * (p - 1) / p * bytes;
+    return moved / bottleneck_ + 2 * hop_latency_ns_;
+  }
   return 2 * (p - 1) / p * bytes / bottleneck_ + 2 * (p - 1) * hop_latency_ns_;
 }
 

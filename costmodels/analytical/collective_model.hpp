@@ -12,7 +12,12 @@ namespace servesim {
 //   nvlink           all-to-all NVLink through NVSwitch (DGX/HGX)
 //   pairwise_nvlink  NVLink between GPUs 2i and 2i+1, PCIe between every other pair
 //   pcie             PCIe between every pair
-// A ring all-reduce visits the GPUs in index order and is limited by its slowest hop.
+// A ring all-reduce visits the GPUs in index order and is limited by its slowest hop. With
+// AllReduceAlgorithm::kVllmCustom and every pair on NVLink, messages below the custom size limit
+// take vLLM's custom kernels instead: each rank reads its peers' buffers directly, then two
+// barriers (start, end) of one hop latency each:
+//   one-stage (p = 2, or p ≤ 4 and < 512 KiB, or p ≤ 8 and < 256 KiB): (p−1)·bytes / bw
+//   two-stage (reduce-scatter + all-gather): 2(p−1)/p · bytes / bw
 // Immutable after construction.
 class TpTopology {
  public:
@@ -21,13 +26,15 @@ class TpTopology {
   int size() const { return p_; }
   // Bandwidth of the slowest edge on the ring 0 → 1 → … → p−1 → 0 (bytes/ns).
   double ring_bottleneck_bytes_per_ns() const { return bottleneck_; }
-  // t = 2(p−1)/p · bytes / bottleneck + 2(p−1) · hop latency; 0 for p = 1.
+  // Ring: t = 2(p−1)/p · bytes / bottleneck + 2(p−1) · hop latency; 0 for p = 1. Custom: above.
   double all_reduce_ns(double bytes) const;
 
  private:
   int p_;
   double bottleneck_ = 0;
   double hop_latency_ns_ = 0;
+  bool custom_ = false;  // vLLM's custom all-reduce applies (algorithm chosen, all NVLink)
+  double custom_max_bytes_ = 0;
 };
 
 }  // namespace servesim

@@ -31,8 +31,13 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
 
 EngineProfile EngineProfile::parse(const ConfigNode& file) {
   file.require_map("an engine profile");
-  file.check_keys({"name", "source", "request_overhead_ns", "gpus", "fitted"});
+  file.check_keys({"name", "source", "request_overhead_ns", "analytical", "gpus", "fitted"});
   EngineProfile e;
+  if (auto a = file.find("analytical")) {
+    AnalyticalParams probe;
+    probe.apply_analytical(*a);  // validate now
+    e.all_gpus = *a;
+  }
   e.name = file.get_string("name", "inline");
   e.request_overhead_ns = file.get_nonnegative("request_overhead_ns", 0);
   if (auto g = file.find("gpus")) {
@@ -54,6 +59,7 @@ EngineProfile EngineProfile::parse(const ConfigNode& file) {
 }
 
 void EngineProfile::apply(const GpuSpec& gpu, AnalyticalParams& params) const {
+  if (all_gpus) params.apply_analytical(*all_gpus);
   for (const auto& [gpu_name, section] : gpus) {
     if (gpu_name != gpu.name) continue;
     if (auto a = section.find("analytical")) params.apply_analytical(*a);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@ namespace servesim {
 //   name: vllm-v1
 //   source: | how each constant was obtained (fitted: on which runs)
 //   request_overhead_ns: 11800000        # optional, every GPU
+//   analytical: {collectives: {algorithm: vllm_custom}}   # optional, every GPU
 //   gpus:
 //     h100-sxm:                          # a catalog GPU name or alias
 //       host: {graph_floor_ns: 0, eager_floor_ns: 2000000}
@@ -26,6 +28,8 @@ namespace servesim {
 struct EngineProfile {
   std::string name;
   double request_overhead_ns = 0;
+  // An `analytical:` section for every GPU (applied before the per-GPU sections).
+  std::optional<ConfigNode> all_gpus;
   // (catalog name of the GPU, its section) — the name as the catalog resolves it.
   std::vector<std::pair<std::string, ConfigNode>> gpus;
 

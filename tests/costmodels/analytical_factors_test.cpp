@@ -3,6 +3,7 @@
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/analytical/collective_model.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
+#include "sim/input_error.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;
@@ -62,8 +63,10 @@ TEST_CASE("the L2-reuse law equals a fixed cost plus bytes at the plateau bandwi
   CHECK(eta_mem(p.x_half * l2, l2, p) == Approx(0.45));
 }
 
-TEST_CASE("a ring all-reduce costs 2(p-1)/p bytes over the slowest ring link plus 2(p-1) hops",
-          "[costmodels][analytical]") {
+TEST_CASE(
+    "a ring all-reduce costs 2(p-1)/p bytes over the slowest link plus 2(p-1) hops; vLLM's custom "
+    "one two barriers",
+    "[costmodels][analytical]") {
   const GpuSpec gpu = testing::a100_like();  // NVLink 600 GB/s bidirectional, PCIe 32
   AnalyticalParams p;
   p.nvlink_efficiency = 0.5;
@@ -79,6 +82,32 @@ TEST_CASE("a ring all-reduce costs 2(p-1)/p bytes over the slowest ring link plu
   CHECK(pair2.ring_bottleneck_bytes_per_ns() == Approx(150));
   CHECK(TpTopology(1, "nvlink", gpu, p).all_reduce_ns(1e9) == 0);
   CHECK_THROWS(TpTopology(2, "infiniband", gpu, p));
+
+  // vLLM's custom all-reduce on a fully NVLinked group: two barriers, direct reads.
+  AnalyticalParams v = p;
+  v.allreduce_algorithm = AllReduceAlgorithm::kVllmCustom;
+  const TpTopology c4(4, "nvlink", gpu, v);
+  const double kib = 1024;
+  // p = 4, 256 KiB < 512 KiB: one stage, 3 peers' buffers read.
+  CHECK(c4.all_reduce_ns(256 * kib) == Approx(3 * 256 * kib / 150 + 2 * 4000));
+  // p = 4, 1 MiB: two stages (reduce-scatter + all-gather).
+  CHECK(c4.all_reduce_ns(1024 * kib) == Approx(2 * 3.0 / 4 * 1024 * kib / 150 + 2 * 4000));
+  // p = 8, 256 KiB is already two-stage; 128 KiB one-stage.
+  const TpTopology c8(8, "nvlink", gpu, v);
+  CHECK(c8.all_reduce_ns(256 * kib) == Approx(2 * 7.0 / 8 * 256 * kib / 150 + 2 * 4000));
+  CHECK(c8.all_reduce_ns(128 * kib) == Approx(7 * 128 * kib / 150 + 2 * 4000));
+  // Above the custom size limit (8 MiB) NCCL's ring again; and never without NVLink everywhere.
+  CHECK(c8.all_reduce_ns(16 * 1024 * kib) == Approx(nv.all_reduce_ns(16 * 1024 * kib)));
+  CHECK(TpTopology(4, "pairwise_nvlink", gpu, v).all_reduce_ns(kib) ==
+        Approx(pair4.all_reduce_ns(kib)));
+  // It is what an engine profile selects; a misspelt algorithm is an input error.
+  AnalyticalParams parsed;
+  parsed.apply_analytical(
+      ConfigNode::parse("collectives: {algorithm: vllm_custom, custom_max_bytes: 4096}", "t"));
+  CHECK(parsed.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom);
+  CHECK(parsed.custom_allreduce_max_bytes == 4096);
+  CHECK_THROWS_AS(parsed.apply_analytical(ConfigNode::parse("collectives: {algorithm: tree}", "t")),
+                  InputError);
 }
 
 TEST_CASE(
