@@ -41,9 +41,15 @@ TEST_CASE("experiments.csv reads into 21 runs whose traces resolve against its f
     if (!e.trace_file.empty()) {
       ++traced;
       CHECK(std::filesystem::exists(e.trace_file));
+      CHECK(std::filesystem::path(e.trace_file).is_absolute());
     }
   }
   CHECK(traced == 9);
+  // Given relative to the working folder, the CSV still yields absolute trace paths (a config
+  // that `sim2real --out` writes elsewhere must find its trace).
+  for (const auto& e : read_experiments(std::filesystem::relative(csv).string())) {
+    if (!e.trace_file.empty()) CHECK(std::filesystem::path(e.trace_file).is_absolute());
+  }
   const auto& codegen = *std::find_if(runs.begin(), runs.end(),
                                       [](const auto& e) { return e.id == "tv-l2-7b-codegen"; });
   CHECK(codegen.tp == 1);

@@ -196,7 +196,8 @@ std::vector<Experiment> read_experiments(const std::string& path) {
     if (!trace.empty()) {
       std::filesystem::path p(trace);
       if (p.is_relative()) p = dir / p;
-      e.trace_file = p.lexically_normal().string();
+      // Absolute, so a config written elsewhere (sim2real --out) still finds it.
+      e.trace_file = std::filesystem::absolute(p).lexically_normal().string();
     }
     out.push_back(std::move(e));
   }
