@@ -74,6 +74,14 @@ std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
   const auto& factory = lookup(scheduler_table(), node, "scheduler");
   std::vector<std::string> known(std::begin(kCommonSchedulerKeys), std::end(kCommonSchedulerKeys));
   node.check_keys(known);
+  const bool chunked = node.get_string("kind") == "sarathi" ||
+                       (node.get_string("kind") == "vllm" && options.enable_chunked_prefill);
+  if (options.async_scheduling && !chunked) {
+    node.at("async_scheduling")
+        .fail(
+            "async scheduling is vLLM V1's: it needs chunked prefill (kind sarathi, or vllm "
+            "with enable_chunked_prefill: true)");
+  }
   return factory(options);
 }
 

@@ -8,7 +8,25 @@ SarathiScheduler::SarathiScheduler(SchedulerOptions options) : SchedulerBase(opt
   if (options_.max_num_batched_tokens <= 0) options_.max_num_batched_tokens = 512;
 }
 
-void SarathiScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
+void SarathiScheduler::complete_batch(const Batch& batch, SimTime now, KvCache& kv,
+                                      std::vector<Request*>& finished) {
+  SchedulerBase::complete_batch(batch, now, kv, finished);
+  last_end_ = now;
+}
+
+void SarathiScheduler::admit(SimTime cutoff, KvCache& kv, Batch& batch) {
+  std::int32_t used = 0;
+  for (const auto& e : batch.entries) used += e.tokens;
+  std::int32_t budget = options_.max_num_batched_tokens - used;
+  while (budget > 0 && !waiting_.empty() &&
+         static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs &&
+         waiting_.front()->spec.arrival <= cutoff) {
+    if (!admit_head_into(batch, kv, budget, /*whole=*/false)) break;
+    budget -= batch.entries.back().tokens;
+  }
+}
+
+void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
   std::int32_t budget = options_.max_num_batched_tokens;
   // 1. Decodes, oldest first. Iterate by index: preemption removes from the tail.
   for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
@@ -27,18 +45,16 @@ void SarathiScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
     schedule(batch, r, chunk);
     budget -= chunk;
   }
-  // Preemption may have refunded budget of removed entries; recount.
-  std::int32_t used = 0;
-  for (const auto& e : batch.entries) used += e.tokens;
-  budget = options_.max_num_batched_tokens - used;
   // 3. New (or preempted) requests, FCFS, while blocks above the watermark and seats allow. As in
-  // vLLM V1, no request is admitted in an iteration that had to preempt.
-  if (batch.preempted > 0) return;
-  while (budget > 0 && !waiting_.empty() &&
-         static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
-    if (!admit_head_into(batch, kv, budget, /*whole=*/false)) break;
-    budget -= batch.entries.back().tokens;
+  // vLLM V1, no request is admitted in an iteration that had to preempt. With async scheduling
+  // a batch that directly follows a step was decided when that step started.
+  if (batch.preempted == 0) {
+    const bool back_to_back = options_.async_scheduling && last_end_ == now && last_start_ >= 0;
+    admit(back_to_back ? last_start_ : now, kv, batch);
+    // Nothing in flight would have been decided earlier: an idle replica schedules at once.
+    if (back_to_back && batch.entries.empty()) admit(now, kv, batch);
   }
+  last_start_ = batch.entries.empty() ? -1 : now;
 }
 
 }  // namespace servesim

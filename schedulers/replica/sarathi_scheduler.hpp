@@ -10,11 +10,23 @@ namespace servesim {
 // requests in FCFS order while KV can be allocated above the watermark and `max_num_seqs`
 // allows. A prefill's next chunk is min(remaining tokens, budget left).
 // Invariants per batch: Σ tokens ≤ budget; running ≤ max_num_seqs.
+// With `async_scheduling`, a batch that follows a step back to back was formed when that step
+// started: only requests that had arrived by then are admitted (an idle replica schedules at
+// once).
 class SarathiScheduler : public SchedulerBase {
  public:
   explicit SarathiScheduler(SchedulerOptions options);
   std::string_view name() const override { return "sarathi"; }
   void next_batch(SimTime now, KvCache& kv, Batch& batch) override;
+  void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
+                      std::vector<Request*>& finished) override;
+
+ private:
+  // Admits waiting requests that arrived by `cutoff`, FCFS, within budget and seats.
+  void admit(SimTime cutoff, KvCache& kv, Batch& batch);
+
+  SimTime last_start_ = -1;  // start of the step in flight (async scheduling)
+  SimTime last_end_ = -1;    // end of the last completed step
 };
 
 }  // namespace servesim

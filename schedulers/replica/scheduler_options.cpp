@@ -25,6 +25,7 @@ SchedulerOptions parse_scheduler_options(const ConfigNode& node) {
   o.max_model_len = static_cast<std::int32_t>(node.get_positive_int("max_model_len", 0));
   o.enable_chunked_prefill = node.get_bool("enable_chunked_prefill", false);
   o.enable_prefix_caching = node.get_bool("enable_prefix_caching", false);
+  o.async_scheduling = node.get_bool("async_scheduling", false);
   return o;
 }
 

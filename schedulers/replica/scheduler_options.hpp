@@ -17,6 +17,10 @@ struct SchedulerOptions {
   std::int32_t max_model_len = 0;   // 0 = the model's max_position_embeddings
   bool enable_chunked_prefill = false;
   bool enable_prefix_caching = false;  // vLLM automatic prefix caching (block level)
+  // vLLM V1 async scheduling (default on since about v0.13): the next batch is formed while the
+  // current step runs, so a request arriving during a step joins the batch after the next one.
+  // Chunked-prefill (sarathi) scheduling only.
+  bool async_scheduling = false;
 };
 
 // Keys every scheduler kind accepts (each kind may add its own).
@@ -24,7 +28,7 @@ inline constexpr std::string_view kCommonSchedulerKeys[] = {
     "kind",       "max_num_seqs",           "max_num_batched_tokens",
     "block_size", "gpu_memory_utilization", "num_gpu_blocks",
     "watermark",  "max_model_len",          "enable_chunked_prefill",
-    "chunk_size", "enable_prefix_caching"};
+    "chunk_size", "enable_prefix_caching",  "async_scheduling"};
 
 // Reads the common keys (and `chunk_size`, Sarathi's name for the token budget).
 SchedulerOptions parse_scheduler_options(const ConfigNode& node);

@@ -162,3 +162,19 @@ TEST_CASE("vllm with enable_chunked_prefill is the sarathi scheduler", "[schedul
   v.add(300, 3);
   CHECK(v.trace(10) == Trace{"A:1000 B:300", "A:1 B:1", "A:1 B:1"});
 }
+
+TEST_CASE("async_scheduling is refused where there is no chunked prefill",
+          "[schedulers][registry]") {
+  for (const char* kind : {"orca", "vllm"}) {
+    INFO(kind);
+    const ConfigNode n =
+        ConfigNode::parse(std::string("{kind: ") + kind + ", async_scheduling: true}", "t");
+    CHECK_THROWS_WITH(make_replica_scheduler(n, parse_scheduler_options(n)),
+                      Catch::Contains("chunked prefill"));
+  }
+  for (const char* text : {"{kind: sarathi, async_scheduling: true}",
+                           "{kind: vllm, enable_chunked_prefill: true, async_scheduling: true}"}) {
+    const ConfigNode n = ConfigNode::parse(text, "t");
+    CHECK_NOTHROW(make_replica_scheduler(n, parse_scheduler_options(n)));
+  }
+}

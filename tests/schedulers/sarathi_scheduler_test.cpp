@@ -137,3 +137,34 @@ TEST_CASE("Sarathi keeps the watermark free when it admits but not when it grows
   CHECK(h.trace(10) == Trace{"A:1", "B:9", "B:1"});
   CHECK(h.request(1).generated == 2);
 }
+
+TEST_CASE("With async scheduling a request arriving mid-step joins one batch later, unless idle",
+          "[schedulers][sarathi]") {
+  for (const bool async : {false, true}) {
+    INFO("async " << async);
+    SchedulerOptions o;
+    o.max_num_batched_tokens = 64;
+    o.async_scheduling = async;
+    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+    h.add(4, 5);  // A
+    CHECK(h.form().entries.size() == 1);
+    h.add(8, 2).spec.arrival = h.now() + 1;  // B arrives while A's first step runs
+    h.apply();
+    if (async) {
+      // The batch after A's first step was decided when that step began: B is not in it.
+      CHECK(h.trace(3) == Trace{"A:1", "A:1 B:8", "A:1 B:1"});
+    } else {
+      CHECK(h.trace(3) == Trace{"A:1 B:8", "A:1 B:1", "A:1"});
+    }
+  }
+  // Nothing in flight: the replica would idle, so the late arrival is scheduled at once.
+  SchedulerOptions o;
+  o.max_num_batched_tokens = 64;
+  o.async_scheduling = true;
+  SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+  h.add(2, 1);  // A: done after one step
+  CHECK(h.form().entries.size() == 1);
+  h.add(3, 1).spec.arrival = h.now() + 1;  // B
+  h.apply();
+  CHECK(h.trace(2) == Trace{"B:3"});
+}
