@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
                  "nominal (output_len per request of ignore_eos runs) or trace")
       ->check(CLI::IsMember({"nominal", "trace"}));
   app.add_flag("--no-prefix-caching", no_prefix_caching, "Generate configs without prefix caching");
+  app.add_option("--async-scheduling", options.async_scheduling,
+                 "auto: model vLLM's async scheduling for images >= 0.12; off (default)")
+      ->check(CLI::IsMember({"off", "auto"}));
   app.add_option("--engine", options.engine,
                  "Engine profile: a name under configs/engines/, a YAML file, or an inline YAML "
                  "map (default: vllm-v1)");
@@ -86,7 +89,7 @@ int main(int argc, char** argv) {
     for (const auto& id : split_ids(held_out)) report.held_out.insert(id);
     if (fit) {
       const FitResult f = fit_engine_constants(all, report.held_out, options, csv);
-      options.engine = f.constants.inline_yaml(f.gpu);
+      options.engine = f.engine;
       std::cerr << f.log << "engine-file entry:\n" << f.yaml;
     }
     report.options = options;

@@ -33,6 +33,7 @@ EngineProfile EngineProfile::parse(const ConfigNode& file) {
   file.require_map("an engine profile");
   file.check_keys({"name", "source", "request_overhead_ns", "analytical", "gpus", "fitted"});
   EngineProfile e;
+  e.file = file;
   if (auto a = file.find("analytical")) {
     AnalyticalParams probe;
     probe.apply_analytical(*a);  // validate now

@@ -26,6 +26,7 @@ namespace servesim {
 //       analytical: {attention: {decode_bw_fraction: 0.85}}
 // GPUs the file does not list keep their hardware file's constants.
 struct EngineProfile {
+  ConfigNode file;  // the profile as read (for tools that derive a modified profile)
   std::string name;
   double request_overhead_ns = 0;
   // An `analytical:` section for every GPU (applied before the per-GPU sections).

@@ -167,3 +167,25 @@ TEST_CASE("the per-request overhead shifts TTFT and E2E of every request and lea
   CHECK(b.sim.ttft_p99 == Approx(a.sim.ttft_p99 + 5).epsilon(1e-9));
   CHECK(b.sim.itl_mean == Approx(a.sim.itl_mean).epsilon(1e-9));
 }
+
+TEST_CASE("with --async-scheduling auto, vLLM images from 0.12 on get it in their config",
+          "[sim2real][replay]") {
+  CHECK(vllm_version("vllm/vllm-openai:v0.15.1") == std::make_pair(0, 15));
+  CHECK(vllm_version("ghcr.io/inference-sim/vllm:0.6.8 (fork w/ journey+step tracing)") ==
+        std::make_pair(0, 6));
+  CHECK_FALSE(vllm_version("vllm/vllm-openai:latest"));
+  CHECK_FALSE(vllm_version("vllm"));
+  Experiment e;
+  e.id = "x";
+  e.model = "meta-llama/Llama-2-7b-hf";
+  e.hardware = "H100";
+  e.tp = 1;
+  e.stages.push_back({1.0, 10.0});
+  ReplayOptions automatic;
+  automatic.async_scheduling = "auto";
+  e.vllm_image = "vllm/vllm-openai:v0.15.1";
+  CHECK_THAT(make_config_yaml(e, automatic), Contains("async_scheduling: true"));
+  CHECK_THAT(make_config_yaml(e, ReplayOptions{}), !Contains("async_scheduling"));  // off
+  e.vllm_image = "vllm/vllm-openai:v0.11.0";
+  CHECK_THAT(make_config_yaml(e, automatic), !Contains("async_scheduling"));
+}

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/engine_profile.hpp"
@@ -17,11 +18,21 @@ namespace servesim::sim2real {
 
 std::string default_held_out() { return "tv-l2-7b-general,5"; }
 
-std::string EngineConstants::inline_yaml(const std::string& gpu) const {
-  return fmt::format(
-      "{{name: fit, request_overhead_ns: {:.0f}, gpus: {{{}: {{host: {{graph_floor_ns: {:.0f}, "
-      "eager_floor_ns: {:.0f}}}, analytical: {{attention: {{decode_bw_fraction: {:.4f}}}}}}}}}}}",
-      request_overhead_ns, gpu, graph_floor_ns, eager_floor_ns, decode_bw_fraction);
+std::string EngineConstants::inline_yaml(const ConfigNode& base, const std::string& gpu) const {
+  YAML::Node root = base.is_map() ? YAML::Clone(base.yaml()) : YAML::Node(YAML::NodeType::Map);
+  root.remove("source");
+  root.remove("fitted");
+  root["name"] = "fit";
+  root["request_overhead_ns"] = std::llround(request_overhead_ns);
+  YAML::Node g = root["gpus"][gpu];
+  g["host"]["graph_floor_ns"] = std::llround(graph_floor_ns);
+  g["host"]["eager_floor_ns"] = std::llround(eager_floor_ns);
+  g["analytical"]["attention"]["decode_bw_fraction"] = decode_bw_fraction;
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << root;
+  return out.c_str();
 }
 
 FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
@@ -58,7 +69,7 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
 
   auto objective = [&](const EngineConstants& k) {
     ReplayOptions o = base;
-    o.engine = k.inline_yaml(f.gpu);
+    o.engine = k.inline_yaml(profile->file, f.gpu);
     // Mean over runs and over each run's seven metrics: every metric pulls (a run's median over
     // metrics would ignore the three TTFT metrics whenever E2E and ITL agree).
     double sum = 0;
@@ -106,6 +117,7 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
     }
   }
   f.constants = c;
+  f.engine = c.inline_yaml(profile->file, f.gpu);
   f.objective = best;
   f.log += fmt::format("fit: best on {} runs ({}) of {}: mean metric APE {:.2f}%\n", runs.size(),
                        fmt::join(f.runs, ", "), f.gpu, best);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config_node.hpp"
 #include "tools/sim2real/replay.hpp"
 
 namespace servesim::sim2real {
@@ -20,12 +21,14 @@ struct EngineConstants {
   double eager_floor_ns = 0;
   double decode_bw_fraction = 0.7;
   double request_overhead_ns = 0;
-  // The inline engine profile (YAML flow map) for `gpu`, usable as ReplayOptions::engine.
-  std::string inline_yaml(const std::string& gpu) const;
+  // `base` (an engine profile as read) with these constants for `gpu`, as an inline YAML flow
+  // map usable as ReplayOptions::engine; everything else in `base` is kept.
+  std::string inline_yaml(const ConfigNode& base, const std::string& gpu) const;
 };
 
 struct FitResult {
-  std::string gpu;  // catalog name of the fit runs' GPU
+  std::string gpu;     // catalog name of the fit runs' GPU
+  std::string engine;  // the fitted profile (inline YAML), ReplayOptions::engine
   EngineConstants constants;
   double objective = 0;           // mean over the fit runs and their metrics of the APE (%)
   std::vector<std::string> runs;  // the runs it was fitted on

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -71,6 +72,27 @@ bool ignores_eos(const Experiment& e) {
 
 }  // namespace
 
+std::optional<std::pair<int, int>> vllm_version(const std::string& image) {
+  // The first "<major>.<minor>" after the image's tag separator (':'), e.g. "…:v0.15.1".
+  const auto colon = image.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::size_t i = colon + 1;
+  if (i < image.size() && (image[i] == 'v' || image[i] == 'V')) ++i;
+  const char* begin = image.c_str() + i;
+  char* end = nullptr;
+  const auto major = static_cast<int>(std::strtol(begin, &end, 10));
+  if (end == begin || *end != '.') return std::nullopt;
+  begin = end + 1;
+  const auto minor = static_cast<int>(std::strtol(begin, &end, 10));
+  if (end == begin) return std::nullopt;
+  return std::make_pair(major, minor);
+}
+
+bool async_scheduling_default(const Experiment& e) {
+  const auto v = vllm_version(e.vllm_image);
+  return v && *v >= std::make_pair(0, 12);
+}
+
 const char* replay_kind_name(ReplayKind kind) {
   return kind == ReplayKind::kExact ? "exact" : "approximate";
 }
@@ -113,6 +135,9 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
     y += fmt::format("  num_gpu_blocks: {}   # measured (vLLM's log)\n", e.kv_blocks_total_gpu);
   }
   if (o.prefix_caching) y += "  enable_prefix_caching: true   # vLLM V1 default\n";
+  if (o.async_scheduling == "auto" && async_scheduling_default(e)) {
+    y += "  async_scheduling: true   # vLLM >= 0.12 default (vllm-project/vllm#27614)\n";
+  }
   y += "router: {kind: round_robin}\n";
   y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", o.engine);
   y += "workload:\n";

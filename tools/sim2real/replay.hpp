@@ -28,6 +28,10 @@ struct ReplayOptions {
   // map. It sets the analytical cost model's host and attention constants per GPU and the
   // client-observed request overhead added to every request's TTFT and E2E.
   std::string engine = "vllm-v1";
+  // "auto": scheduler.async_scheduling for images whose vLLM turns it on by default (≥ 0.12);
+  // "off" (default): never. Modelled as a one-step admission lag, async scheduling makes the
+  // fit runs' TTFT worse (see the README), so it is not assumed.
+  std::string async_scheduling = "off";
 };
 
 // The workload as replayed.
@@ -38,6 +42,13 @@ const char* replay_kind_name(ReplayKind kind);
 // file can be written anywhere and rerun with `simulate`.
 std::string make_config_yaml(const Experiment& e, const ReplayOptions& options,
                              const std::string& output_dir = "");
+
+// (major, minor) of the vLLM image tag ("vllm/vllm-openai:v0.15.1" → (0, 15)); none when the
+// tag has no version.
+std::optional<std::pair<int, int>> vllm_version(const std::string& image);
+// vLLM turned async scheduling on by default in 0.12 (vllm-project/vllm#27614): the generated
+// config sets scheduler.async_scheduling for such images.
+bool async_scheduling_default(const Experiment& e);
 
 // Runs whose notes say the load generator fell behind ("unsafe": 13.9 of 20 req/s achieved in
 // stage 1): their trace holds the scheduled arrivals, not what the server saw, after stage 0.
