@@ -53,11 +53,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"nominal", "trace"}));
   app.add_flag("--no-prefix-caching", no_prefix_caching, "Generate configs without prefix caching");
   app.add_option("--async-scheduling", options.async_scheduling,
-                 "auto: model vLLM's async scheduling for images >= 0.12; off (default)")
+                 "auto (default): vLLM's async scheduling for images >= 0.12; off: never")
       ->check(CLI::IsMember({"off", "auto"}));
   app.add_option("--engine", options.engine,
-                 "Engine profile: a name under configs/engines/, a YAML file, or an inline YAML "
-                 "map (default: vllm-v1)");
+                 "Engine profile for every run: a name under configs/engines/, a YAML file, or "
+                 "an inline YAML map (default: per run, the profile whose images match)");
   app.add_flag("--fit", fit,
                "Fit the engine constants (host floors, decode-attention bandwidth, request "
                "overhead) on the traced, non-overloaded runs that are not held out, print them "
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     for (const auto& id : split_ids(held_out)) report.held_out.insert(id);
     if (fit) {
       const FitResult f = fit_engine_constants(all, report.held_out, options, csv);
-      options.engine = f.engine;
+      options.engine_substitutes = f.engines;
       std::cerr << f.log << "engine-file entry:\n" << f.yaml;
     }
     report.options = options;

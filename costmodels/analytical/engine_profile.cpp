@@ -1,5 +1,6 @@
 #include "costmodels/analytical/engine_profile.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "sim/catalog.hpp"
@@ -31,9 +32,13 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
 
 EngineProfile EngineProfile::parse(const ConfigNode& file) {
   file.require_map("an engine profile");
-  file.check_keys({"name", "source", "request_overhead_ns", "analytical", "gpus", "fitted"});
+  file.check_keys(
+      {"name", "source", "images", "request_overhead_ns", "analytical", "gpus", "fitted"});
   EngineProfile e;
   e.file = file;
+  if (auto im = file.find("images")) {
+    for (const ConfigNode& i : im->items()) e.images.push_back(i.as_string());
+  }
   if (auto a = file.find("analytical")) {
     AnalyticalParams probe;
     probe.apply_analytical(*a);  // validate now
@@ -57,6 +62,24 @@ EngineProfile EngineProfile::parse(const ConfigNode& file) {
     }
   }
   return e;
+}
+
+std::optional<std::string> EngineProfile::find_for_image(const std::string& image) {
+  for (const std::string& dir : Catalog::default_dirs()) {
+    const fs::path engines = fs::path(dir) / "engines";
+    if (!fs::is_directory(engines)) continue;
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(engines)) {
+      if (f.path().extension() == ".yaml") files.push_back(f.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      for (const std::string& s : parse(ConfigNode::load_file(f.string())).images) {
+        if (!s.empty() && image.find(s) != std::string::npos) return f.stem().string();
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 void EngineProfile::apply(const GpuSpec& gpu, AnalyticalParams& params) const {

@@ -28,6 +28,9 @@ namespace servesim {
 struct EngineProfile {
   ConfigNode file;  // the profile as read (for tools that derive a modified profile)
   std::string name;
+  // Substrings of the serving image names this profile describes (e.g. "vllm/vllm-openai"), so a
+  // tool replaying measured runs can pick the profile from the run's image.
+  std::vector<std::string> images;
   double request_overhead_ns = 0;
   // An `analytical:` section for every GPU (applied before the per-GPU sections).
   std::optional<ConfigNode> all_gpus;
@@ -38,6 +41,9 @@ struct EngineProfile {
   // file engines/<name>.yaml in the catalog folders. Unknown keys and GPU names are errors.
   static std::shared_ptr<const EngineProfile> load(const ConfigNode& ref);
   static EngineProfile parse(const ConfigNode& file);
+  // The name of the first profile under the catalog folders' engines/ (sorted by file name) whose
+  // `images` occurs in `image`; none when no profile claims it.
+  static std::optional<std::string> find_for_image(const std::string& image);
 
   // Applies this GPU's section (if any) to `params`.
   void apply(const GpuSpec& gpu, AnalyticalParams& params) const;

@@ -82,6 +82,7 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
   e.id = "x1";
   e.line = 7;
   e.model = "nobody/No-Such-Model-7B";
+  e.vllm_image = "vllm/vllm-openai:v0.15.1";
   e.hardware = "H100";
   e.precision = "FP16";
   e.stages = {{1.0, 10.0}};
@@ -168,7 +169,7 @@ TEST_CASE("the per-request overhead shifts TTFT and E2E of every request and lea
   CHECK(b.sim.itl_mean == Approx(a.sim.itl_mean).epsilon(1e-9));
 }
 
-TEST_CASE("with --async-scheduling auto, vLLM images from 0.12 on get it in their config",
+TEST_CASE("with --async-scheduling auto (default), vLLM images from 0.12 on get it in their config",
           "[sim2real][replay]") {
   CHECK(vllm_version("vllm/vllm-openai:v0.15.1") == std::make_pair(0, 15));
   CHECK(vllm_version("ghcr.io/inference-sim/vllm:0.6.8 (fork w/ journey+step tracing)") ==
@@ -185,7 +186,29 @@ TEST_CASE("with --async-scheduling auto, vLLM images from 0.12 on get it in thei
   automatic.async_scheduling = "auto";
   e.vllm_image = "vllm/vllm-openai:v0.15.1";
   CHECK_THAT(make_config_yaml(e, automatic), Contains("async_scheduling: true"));
-  CHECK_THAT(make_config_yaml(e, ReplayOptions{}), !Contains("async_scheduling"));  // off
+  ReplayOptions off;
+  off.async_scheduling = "off";
+  CHECK_THAT(make_config_yaml(e, off), !Contains("async_scheduling"));
   e.vllm_image = "vllm/vllm-openai:v0.11.0";
   CHECK_THAT(make_config_yaml(e, automatic), !Contains("async_scheduling"));
+}
+
+TEST_CASE("each run replays with the engine profile that claims its image", "[sim2real][replay]") {
+  Experiment e;
+  e.id = "x";
+  e.vllm_image = "vllm/vllm-openai:v0.15.1";
+  CHECK(engine_for(e, ReplayOptions{}) == "vllm-v1");
+  e.vllm_image = "ghcr.io/inference-sim/vllm:0.6.8 (fork w/ journey+step tracing)";
+  CHECK(engine_for(e, ReplayOptions{}) == "vllm-inference-sim");
+  e.vllm_image = "lmsysorg/sglang:v0.4";
+  CHECK_THROWS_WITH(engine_for(e, ReplayOptions{}), Contains("sglang") && Contains("--engine"));
+  e.line = 9;  // replay names the CSV line and the run, like every other input error
+  e.model = "meta-llama/Llama-2-7b-hf";
+  e.hardware = "H100";
+  e.stages = {{1.0, 10.0}};
+  CHECK_THROWS_WITH(replay(e, ReplayOptions{}, "runs.csv"),
+                    Contains("runs.csv:9: run x:") && Contains("sglang"));
+  ReplayOptions forced;
+  forced.engine = "vllm-v1";
+  CHECK(engine_for(e, forced) == "vllm-v1");
 }

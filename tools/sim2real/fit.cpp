@@ -18,12 +18,15 @@ namespace servesim::sim2real {
 
 std::string default_held_out() { return "tv-l2-7b-general,5"; }
 
-std::string EngineConstants::inline_yaml(const ConfigNode& base, const std::string& gpu) const {
+std::string EngineConstants::inline_yaml(const ConfigNode& base, const std::string& name,
+                                         const std::string& gpu) const {
   YAML::Node root = base.is_map() ? YAML::Clone(base.yaml()) : YAML::Node(YAML::NodeType::Map);
   root.remove("source");
   root.remove("fitted");
-  root["name"] = "fit";
-  root["request_overhead_ns"] = std::llround(request_overhead_ns);
+  root.remove("images");
+  root["name"] = name;
+  const auto it = request_overhead_ns.find(name);
+  if (it != request_overhead_ns.end()) root["request_overhead_ns"] = std::llround(it->second);
   YAML::Node g = root["gpus"][gpu];
   g["host"]["graph_floor_ns"] = std::llround(graph_floor_ns);
   g["host"]["eager_floor_ns"] = std::llround(eager_floor_ns);
@@ -41,6 +44,7 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
   FitResult f;
   std::vector<const Experiment*> runs;
   Catalog catalog(Catalog::default_dirs());
+  std::map<std::string, std::shared_ptr<const EngineProfile>> profiles;  // by engine name
   for (const auto& e : experiments) {
     if (e.trace_file.empty() || classify(e) == RunGroup::kOverloaded || held_out.count(e.id)) {
       continue;
@@ -53,23 +57,35 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
           "--fit: the fit runs use two GPUs ({}, {}); hold out all but one", f.gpu, gpu));
     }
     f.gpu = gpu;
+    const std::string name = engine_for(e, base);
+    if (!profiles.count(name)) {
+      profiles[name] = EngineProfile::load(ConfigNode::parse(name, "--engine"));
+    }
     runs.push_back(&e);
     f.runs.push_back(e.id);
   }
   if (runs.empty()) {
     throw InputError("--fit: no traced, non-overloaded run outside the held-out set");
   }
-  // Start from the constants the base engine profile gives this GPU.
+  // Start from the constants the first engine profile gives this GPU, and each profile's
+  // overhead.
   const GpuSpec& gpu = catalog.gpu(f.gpu, ConfigNode::parse("x", "--fit"));
   AnalyticalParams start = AnalyticalParams::for_gpu(gpu);
-  const auto profile = EngineProfile::load(ConfigNode::parse(base.engine, "--engine"));
-  profile->apply(gpu, start);
-  EngineConstants c{start.host_graph_floor_ns, start.host_eager_floor_ns,
-                    start.decode_attn_bw_fraction, profile->request_overhead_ns};
+  profiles.begin()->second->apply(gpu, start);
+  EngineConstants c;
+  c.graph_floor_ns = start.host_graph_floor_ns;
+  c.eager_floor_ns = start.host_eager_floor_ns;
+  c.decode_bw_fraction = start.decode_attn_bw_fraction;
+  for (const auto& [name, p] : profiles) c.request_overhead_ns[name] = p->request_overhead_ns;
 
+  auto substitutes = [&](const EngineConstants& k) {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, p] : profiles) out[name] = k.inline_yaml(p->file, name, f.gpu);
+    return out;
+  };
   auto objective = [&](const EngineConstants& k) {
     ReplayOptions o = base;
-    o.engine = k.inline_yaml(profile->file, f.gpu);
+    o.engine_substitutes = substitutes(k);
     // Mean over runs and over each run's seven metrics: every metric pulls (a run's median over
     // metrics would ignore the three TTFT metrics whenever E2E and ITL agree).
     double sum = 0;
@@ -81,53 +97,63 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
       }
     }
     const double v = sum / static_cast<double>(std::max<std::size_t>(1, n));
+    std::string over;
+    for (const auto& [name, ns] : k.request_overhead_ns) {
+      over += fmt::format("  {} {:.0f} us", name, ns / 1e3);
+    }
     f.log += fmt::format(
-        "fit: graph {:7.0f} us  eager {:7.0f} us  decode attention {:.3f}  request {:7.0f} us  "
-        "mean metric APE {:.2f}%\n",
-        k.graph_floor_ns / 1e3, k.eager_floor_ns / 1e3, k.decode_bw_fraction,
-        k.request_overhead_ns / 1e3, v);
+        "fit: graph {:7.0f} us  eager {:7.0f} us  decode attention {:.3f}  request{}  mean "
+        "metric APE {:.2f}%\n",
+        k.graph_floor_ns / 1e3, k.eager_floor_ns / 1e3, k.decode_bw_fraction, over, v);
     return v;
   };
   struct Axis {
-    double EngineConstants::*field;
+    double* value;
     double lo, hi, step;  // bounds and the first step (halved each round)
   };
-  // The request overhead first: it moves TTFT alone, while the step constants move TTFT, E2E and
-  // ITL together (a greedy search starting with them trades ITL for TTFT).
-  const std::array<Axis, 4> axes = {{{&EngineConstants::request_overhead_ns, 0, 50e6, 4e6},
-                                     {&EngineConstants::decode_bw_fraction, 0.3, 1.0, 0.08},
-                                     {&EngineConstants::graph_floor_ns, 0, 5e6, 1e6},
-                                     {&EngineConstants::eager_floor_ns, 0, 10e6, 1e6}}};
-  for (const Axis& a : axes) c.*a.field = std::clamp(c.*a.field, a.lo, a.hi);
+  // The request overheads first: they move TTFT alone, while the step constants move TTFT, E2E
+  // and ITL together (a greedy search starting with them trades ITL for TTFT).
+  std::vector<Axis> axes;
+  for (auto& [name, ns] : c.request_overhead_ns) axes.push_back({&ns, 0, 50e6, 4e6});
+  axes.push_back({&c.decode_bw_fraction, 0.3, 1.0, 0.08});
+  axes.push_back({&c.graph_floor_ns, 0, 5e6, 1e6});
+  axes.push_back({&c.eager_floor_ns, 0, 10e6, 1e6});
+  for (const Axis& a : axes) *a.value = std::clamp(*a.value, a.lo, a.hi);
   double best = objective(c);
   for (int round = 0; round < 5; ++round) {
     const double scale = std::ldexp(1.0, -round);
     for (const Axis& a : axes) {
       for (const double dir : {-1.0, 1.0}) {
         for (;;) {
-          EngineConstants t = c;
-          t.*a.field = std::clamp(c.*a.field + dir * a.step * scale, a.lo, a.hi);
-          if (t.*a.field == c.*a.field) break;
-          const double v = objective(t);
-          if (!(v < best - 1e-9)) break;
+          const double keep = *a.value;
+          *a.value = std::clamp(keep + dir * a.step * scale, a.lo, a.hi);
+          if (*a.value == keep) break;
+          const double v = objective(c);
+          if (!(v < best - 1e-9)) {
+            *a.value = keep;
+            break;
+          }
           best = v;
-          c = t;
         }
       }
     }
   }
   f.constants = c;
-  f.engine = c.inline_yaml(profile->file, f.gpu);
+  f.engines = substitutes(c);
   f.objective = best;
   f.log += fmt::format("fit: best on {} runs ({}) of {}: mean metric APE {:.2f}%\n", runs.size(),
                        fmt::join(f.runs, ", "), f.gpu, best);
-  f.yaml = fmt::format(
-      "request_overhead_ns: {:.0f}\ngpus:\n  {}:\n    host: {{graph_floor_ns: {:.0f}, "
-      "eager_floor_ns: {:.0f}}}\n    analytical: {{attention: {{decode_bw_fraction: {:.4f}}}}}\n"
-      "fitted: {{runs: [{}], method: \"sim2real --fit: coordinate search minimising the mean APE "
-      "of the seven metrics over the fit runs\", objective_pct: {:.2f}}}\n",
-      c.request_overhead_ns, f.gpu, c.graph_floor_ns, c.eager_floor_ns, c.decode_bw_fraction,
-      fmt::join(f.runs, ", "), best);
+  for (const auto& [name, ns] : c.request_overhead_ns) {
+    f.yaml += fmt::format(
+        "# configs/engines/{}.yaml\nrequest_overhead_ns: {:.0f}\ngpus:\n  {}:\n    host: "
+        "{{graph_floor_ns: {:.0f}, eager_floor_ns: {:.0f}}}\n    analytical: {{attention: "
+        "{{decode_bw_fraction: {:.4f}}}}}\nfitted: {{runs: [{}], method: \"sim2real --fit: "
+        "coordinate search minimising the mean APE of the seven metrics over the fit runs; host "
+        "floors and decode attention shared by the engines of the fit runs\", objective_pct: "
+        "{:.2f}}}\n",
+        name, ns, f.gpu, c.graph_floor_ns, c.eager_floor_ns, c.decode_bw_fraction,
+        fmt::join(f.runs, ", "), best);
+  }
   return f;
 }
 

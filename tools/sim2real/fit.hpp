@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,34 +13,36 @@ namespace servesim::sim2real {
 // The traced runs held out of every fit by default (comma-separated exp_ids).
 std::string default_held_out();
 
-// The serving-engine constants `sim2real --fit` fits for one GPU (what configs/engines/*.yaml
-// holds): host time of a CUDA-graph decode step and of an eager (prefill-carrying) step, the
-// fraction of the memory bandwidth the engine's decode attention reaches, and the client-observed
+// The serving-engine constants `sim2real --fit` fits for the fit runs' GPU (what
+// configs/engines/*.yaml hold): host time of a CUDA-graph decode step and of an eager
+// (prefill-carrying) step and the fraction of the memory bandwidth decode attention reaches —
+// shared by every engine profile the fit runs use — and, per engine profile, the client-observed
 // time of a request outside every step.
 struct EngineConstants {
   double graph_floor_ns = 0;
   double eager_floor_ns = 0;
   double decode_bw_fraction = 0.7;
-  double request_overhead_ns = 0;
-  // `base` (an engine profile as read) with these constants for `gpu`, as an inline YAML flow
-  // map usable as ReplayOptions::engine; everything else in `base` is kept.
-  std::string inline_yaml(const ConfigNode& base, const std::string& gpu) const;
+  std::map<std::string, double> request_overhead_ns;  // per engine profile name
+  // `base` (an engine profile as read) with these constants for `gpu` and engine `name`, as an
+  // inline YAML flow map; everything else in `base` is kept.
+  std::string inline_yaml(const ConfigNode& base, const std::string& name,
+                          const std::string& gpu) const;
 };
 
 struct FitResult {
-  std::string gpu;     // catalog name of the fit runs' GPU
-  std::string engine;  // the fitted profile (inline YAML), ReplayOptions::engine
+  std::string gpu;  // catalog name of the fit runs' GPU
   EngineConstants constants;
+  std::map<std::string, std::string> engines;  // fitted profiles: name → inline YAML
   double objective = 0;           // mean over the fit runs and their metrics of the APE (%)
   std::vector<std::string> runs;  // the runs it was fitted on
   std::string log;                // one line per evaluation
-  std::string yaml;               // the `gpus:` entry and record to paste into an engine file
+  std::string yaml;               // per engine file, the entries to paste
 };
 
 // Fits EngineConstants by coordinate search (shrinking steps, bounded: floors 0–5 ms / 0–10 ms,
-// fraction 0.3–1, overhead 0–50 ms) from the constants of `base.engine` for the fit runs' GPU,
-// minimising the mean APE over the fit runs' seven metrics. Fit runs: traced (exact), not
-// overloaded, not in `held_out`; they must share one GPU.
+// fraction 0.3–1, overheads 0–50 ms) from the constants of each run's engine profile, minimising
+// the mean APE over the fit runs' seven metrics. Fit runs: traced (exact), not overloaded, not in
+// `held_out`; they must share one GPU.
 FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
                                const std::set<std::string>& held_out, const ReplayOptions& base,
                                const std::string& csv_path);

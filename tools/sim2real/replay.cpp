@@ -88,6 +88,26 @@ std::optional<std::pair<int, int>> vllm_version(const std::string& image) {
   return std::make_pair(major, minor);
 }
 
+std::string engine_for(const Experiment& e, const ReplayOptions& o) {
+  if (!o.engine.empty()) return o.engine;
+  if (auto name = EngineProfile::find_for_image(e.vllm_image)) return *name;
+  throw InputError(fmt::format(
+      "vllm_image '{}': no engine profile in configs/engines/ claims it (expected a profile "
+      "whose `images:` occurs in it, or pass --engine)",
+      e.vllm_image));
+}
+
+namespace {
+
+// The engine profile text for the generated config: a fit's substitute, or the name itself.
+std::string engine_text(const Experiment& e, const ReplayOptions& o) {
+  const std::string name = engine_for(e, o);
+  const auto it = o.engine_substitutes.find(name);
+  return it == o.engine_substitutes.end() ? name : it->second;
+}
+
+}  // namespace
+
 bool async_scheduling_default(const Experiment& e) {
   const auto v = vllm_version(e.vllm_image);
   return v && *v >= std::make_pair(0, 12);
@@ -139,7 +159,7 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
     y += "  async_scheduling: true   # vLLM >= 0.12 default (vllm-project/vllm#27614)\n";
   }
   y += "router: {kind: round_robin}\n";
-  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", o.engine);
+  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", engine_text(e, o));
   y += "workload:\n";
   if (!e.trace_file.empty()) {
     y += fmt::format("  trace: {{format: measured, file: {}", quoted(e.trace_file));
@@ -208,21 +228,22 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
         e.stages[0].rate));
   }
   if (!e.notes.empty()) res.notes.push_back("csv: " + e.notes);
-  res.config_yaml = make_config_yaml(e, o);
-
   std::vector<TraceRequest> trace;
   if (res.kind == ReplayKind::kExact) trace = read_trace(e.trace_file);
   const auto t0 = std::chrono::steady_clock::now();
   BuiltRun run;
   try {
+    res.config_yaml = make_config_yaml(e, o);
     const ConfigNode root =
         ConfigNode::parse(res.config_yaml, fmt::format("sim2real config of run {}", e.id));
     run = build_run(RunConfig::parse(root, o.seed));
   } catch (const InputError& err) {
     throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
   }
+  res.engine = engine_for(e, o);
   const double overhead_ns =
-      EngineProfile::load(ConfigNode::parse(o.engine, "sim2real engine"))->request_overhead_ns;
+      EngineProfile::load(ConfigNode::parse(engine_text(e, o), "sim2real engine"))
+          ->request_overhead_ns;
   LatencyRecorder rec(overhead_ns / 1e6);
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&rec});
   const EngineTotals totals = engine.run();

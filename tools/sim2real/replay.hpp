@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,13 +26,15 @@ struct ReplayOptions {
   double stage_gap_s = 4.15;
   // The serving engine's constants (an EngineProfile, see costmodels/analytical/
   // engine_profile.hpp): a name under configs/engines/, a file path, or an inline YAML flow
-  // map. It sets the analytical cost model's host and attention constants per GPU and the
+  // map, for every run; empty (default): per run, the profile whose `images` matches the run's
+  // vllm_image. It sets the analytical cost model's host and attention constants per GPU and the
   // client-observed request overhead added to every request's TTFT and E2E.
-  std::string engine = "vllm-v1";
-  // "auto": scheduler.async_scheduling for images whose vLLM turns it on by default (≥ 0.12);
-  // "off" (default): never. Modelled as a one-step admission lag, async scheduling makes the
-  // fit runs' TTFT worse (see the README), so it is not assumed.
-  std::string async_scheduling = "off";
+  std::string engine;
+  // Substitutes for named profiles (name → inline YAML), used by the fit for trial constants.
+  std::map<std::string, std::string> engine_substitutes;
+  // "auto" (default): scheduler.async_scheduling for images whose vLLM turns it on by default
+  // (≥ 0.12); "off": never.
+  std::string async_scheduling = "auto";
 };
 
 // The workload as replayed.
@@ -50,6 +53,10 @@ std::optional<std::pair<int, int>> vllm_version(const std::string& image);
 // config sets scheduler.async_scheduling for such images.
 bool async_scheduling_default(const Experiment& e);
 
+// The engine profile a run replays with (ReplayOptions::engine, else by image); InputError when
+// no profile under configs/engines/ claims the run's image.
+std::string engine_for(const Experiment& e, const ReplayOptions& options);
+
 // Runs whose notes say the load generator fell behind ("unsafe": 13.9 of 20 req/s achieved in
 // stage 1): their trace holds the scheduled arrivals, not what the server saw, after stage 0.
 // Such a traced run is replayed and scored on stage 0 only (the s0_* metrics).
@@ -66,6 +73,7 @@ struct RunResult {
   ReplayKind kind = ReplayKind::kApproximate;
   RunGroup group = RunGroup::kScored;
   std::vector<std::string> notes;  // what is not modelled or approximated for this run
+  std::string engine;              // the engine profile's name (or inline YAML)
   std::string config_yaml;
   Metrics sim;
   Metrics real;  // what it is scored against: summ_*, or s0_* for a stage-0-only replay

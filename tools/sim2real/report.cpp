@@ -73,14 +73,18 @@ std::string format_table(const Report& report) {
       "sim2real: {} runs; cost model analytical; outputs {}; prefix caching {}; seed {}\n",
       report.runs.size(), report.options.output_tokens,
       report.options.prefix_caching ? "on" : "off", report.options.seed);
-  out += fmt::format("engine profile: {}\n", report.options.engine);
+  out += fmt::format("engine profile: {}; async scheduling {}{}\n",
+                     report.options.engine.empty() ? "per run, by image" : report.options.engine,
+                     report.options.async_scheduling,
+                     report.options.engine_substitutes.empty() ? "" : "; fitted constants");
   out += "\nper run: simulated / measured (ms) and APE (%)\n";
   for (const auto& r : report.runs) {
     const Experiment& e = *r.experiment;
-    out +=
-        fmt::format("\n{} [{}, {}] {} tp{} {} — {} requests, wall {:.2f} s, preemptions {}\n", e.id,
-                    replay_kind_name(r.kind), score_set_name(score_set(r, report.held_out)),
-                    e.model, e.tp, e.workload, r.requests, r.wall_s, r.preemptions);
+    out += fmt::format(
+        "\n{} [{}, {}] {} tp{} {} — engine {}, {} requests, wall {:.2f} s, "
+        "preemptions {}\n",
+        e.id, replay_kind_name(r.kind), score_set_name(score_set(r, report.held_out)), e.model,
+        e.tp, e.workload, r.engine, r.requests, r.wall_s, r.preemptions);
     for (std::size_t i = 0; i < metric_names().size(); ++i) {
       const MetricScore& m = r.score.metrics[i];
       out += fmt::format("  {:<10}{:>12.2f}{:>12.2f}{:>8.1f}%{:>+9.1f}%\n", metric_names()[i],
@@ -122,6 +126,7 @@ nlohmann::json to_json(const Report& report) {
     j["tp"] = r.experiment->tp;
     j["workload"] = r.experiment->workload;
     j["replay"] = replay_kind_name(r.kind);
+    j["engine"] = r.engine;
     j["stage0_only"] = r.stage0_only;
     j["set"] = score_set_name(score_set(r, report.held_out));
     j["overloaded"] = r.group == RunGroup::kOverloaded;
@@ -166,7 +171,9 @@ nlohmann::json to_json(const Report& report) {
                     {"output_tokens", report.options.output_tokens},
                     {"prefix_caching", report.options.prefix_caching},
                     {"stage_gap_s", report.options.stage_gap_s},
-                    {"engine", report.options.engine}};
+                    {"engine", report.options.engine},
+                    {"async_scheduling", report.options.async_scheduling},
+                    {"engine_substitutes", report.options.engine_substitutes}};
   return doc;
 }
 
