@@ -47,6 +47,10 @@ class CostModel {
   virtual std::string_view name() const = 0;
   // Time of one step for `batch` on `replica`; total_ns ≥ 1 for a non-empty batch.
   virtual StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const = 0;
+  // Client-observed time of every request that no step prices (the serving frontend: HTTP,
+  // tokenization, streaming), which the metrics add to TTFT and E2E. 0 unless the model's
+  // engine profile says otherwise.
+  virtual SimTime request_overhead_ns() const { return 0; }
 };
 
 }  // namespace servesim

@@ -2,7 +2,8 @@
 
 namespace servesim {
 
-MetricsCollector::MetricsCollector(SloSpec slo) : slo_(slo) {}
+MetricsCollector::MetricsCollector(SloSpec slo, SimTime request_overhead_ns)
+    : slo_(slo), overhead_ns_(request_overhead_ns) {}
 
 void MetricsCollector::on_step(const StepRecord& step, const BatchShape& /*shape*/,
                                const StepCost& cost) {
@@ -20,8 +21,8 @@ void MetricsCollector::on_request_done(const Request& r, bool rejected) {
   prompt_tokens_ += r.spec.prompt_tokens;
   output_tokens_ += r.generated;
   if (r.preemptions > 0) ++preempted_requests_;
-  const double ttft = sim_to_ms(r.first_token - r.spec.arrival);
-  const double e2e = sim_to_ms(r.finished - r.spec.arrival);
+  const double ttft = sim_to_ms(r.first_token - r.spec.arrival + overhead_ns_);
+  const double e2e = sim_to_ms(r.finished - r.spec.arrival + overhead_ns_);
   ttft_.add(ttft);
   e2e_.add(e2e);
   sched_.add(sim_to_ms(r.first_scheduled - r.spec.arrival));
@@ -57,6 +58,7 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
                    {"prompt_tokens", prompt_tokens_},
                    {"output_tokens", output_tokens_}};
   j["makespan_s"] = makespan_s;
+  j["request_overhead_ms"] = sim_to_ms(overhead_ns_);
   j["steps"] = totals.steps;
   j["throughput"] = {
       {"requests_per_s", static_cast<double>(totals.finished) * per_s},

@@ -25,7 +25,8 @@ struct SloSpec {
 // requests. Not thread-safe.
 class MetricsCollector : public RunObserver {
  public:
-  explicit MetricsCollector(SloSpec slo = {});
+  // `request_overhead_ns` (CostModel::request_overhead_ns) is added to every TTFT and E2E.
+  explicit MetricsCollector(SloSpec slo = {}, SimTime request_overhead_ns = 0);
 
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
   void on_token(const Request& request, SimTime now, SimTime gap_ns) override;
@@ -43,6 +44,7 @@ class MetricsCollector : public RunObserver {
 
  private:
   SloSpec slo_;
+  SimTime overhead_ns_ = 0;
   QuantileSketch ttft_, tbt_, tpot_, e2e_, sched_;
   std::int64_t finished_ = 0;
   std::int64_t prompt_tokens_ = 0;

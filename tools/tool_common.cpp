@@ -110,7 +110,7 @@ BuiltRun build_run(const RunConfig& config) {
 }
 
 nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
-  MetricsCollector metrics(run.config.slo);
+  MetricsCollector metrics(run.config.slo, run.cost_model->request_overhead_ns());
   std::vector<RunObserver*> observers{&metrics};
   std::unique_ptr<OutputWriters> writers;
   std::string dir = options.out_dir;

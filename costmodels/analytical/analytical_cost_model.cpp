@@ -31,6 +31,10 @@ AnalyticalCostModel::Options AnalyticalCostModel::parse(const ConfigNode& node) 
   return o;
 }
 
+SimTime AnalyticalCostModel::request_overhead_ns() const {
+  return options_.engine ? std::llround(options_.engine->request_overhead_ns) : 0;
+}
+
 LayerPricer AnalyticalCostModel::pricer(const ReplicaSpec& replica) const {
   AnalyticalParams params = AnalyticalParams::for_gpu(*replica.gpu);
   if (options_.engine) options_.engine->apply(*replica.gpu, params);

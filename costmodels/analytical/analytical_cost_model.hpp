@@ -43,6 +43,8 @@ class AnalyticalCostModel final : public CostModel {
 
   std::string_view name() const override { return "analytical"; }
   StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
+  // The engine profile's request_overhead_ns (0 without one).
+  SimTime request_overhead_ns() const override;
 
   // The pricer this model uses for `replica` (its GPU's constants, this model's terms).
   LayerPricer pricer(const ReplicaSpec& replica) const;

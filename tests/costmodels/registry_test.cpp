@@ -143,3 +143,12 @@ TEST_CASE("a bad engine profile fails when the config is read, naming what was e
   // The shipped profile loads by name.
   CHECK_NOTHROW(make_cost_model(ConfigNode::parse("{kind: analytical, engine: vllm-v1}", "x")));
 }
+
+TEST_CASE("the analytical model reports its engine profile's request overhead",
+          "[costmodels][engine]") {
+  CHECK(make_cost_model(ConfigNode::parse("kind: analytical", "x"))->request_overhead_ns() == 0);
+  CHECK(make_cost_model(ConfigNode::parse("kind: roofline", "x"))->request_overhead_ns() == 0);
+  CHECK(make_cost_model(
+            ConfigNode::parse("{kind: analytical, engine: {request_overhead_ns: 2500000}}", "x"))
+            ->request_overhead_ns() == 2500000);
+}

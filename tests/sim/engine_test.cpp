@@ -117,6 +117,20 @@ TEST_CASE("A request arriving mid-step joins the next step as a chunk beside dec
   CHECK(metrics.e2e_ms().mean() == Approx(14.5));
 }
 
+TEST_CASE("A request overhead adds to every TTFT and E2E but not to token gaps", "[engine]") {
+  Fixture f;
+  ListWorkload w({spec(0, 100, 3), spec(2, 200, 2)});
+  MetricsCollector metrics({}, ms_to_sim(4));
+  Engine engine(f.fleet, f.router, w, f.cost, {&metrics});
+  const auto totals = engine.run();
+  // The timeline of the test above, seen by a client 4 ms later at first and last token.
+  CHECK(metrics.ttft_ms().mean() == Approx(6.0 + 4));
+  CHECK(metrics.e2e_ms().mean() == Approx(14.5 + 4));
+  CHECK(metrics.tbt_ms().mean() == Approx(17.0 / 3.0));
+  CHECK(metrics.tpot_ms().mean() == Approx((6.0 + 5.0) / 2));  // (E2E − TTFT) / (n − 1)
+  CHECK(metrics.summary(totals, f.fleet)["request_overhead_ms"].get<double>() == Approx(4));
+}
+
 TEST_CASE("Requests arriving at one instant are batched together", "[engine]") {
   Fixture f;
   ListWorkload w({spec(0, 100, 1), spec(0, 100, 1), spec(0, 100, 1)});

@@ -241,10 +241,7 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
   }
   res.engine = engine_for(e, o);
-  const double overhead_ns =
-      EngineProfile::load(ConfigNode::parse(engine_text(e, o), "sim2real engine"))
-          ->request_overhead_ns;
-  LatencyRecorder rec(overhead_ns / 1e6);
+  LatencyRecorder rec(static_cast<double>(run.cost_model->request_overhead_ns()) / 1e6);
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&rec});
   const EngineTotals totals = engine.run();
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
