@@ -1,6 +1,9 @@
 #include "costmodels/analytical/analytical_params.hpp"
 
+#include <optional>
 #include <string>
+
+#include "sim/input_error.hpp"
 
 namespace servesim {
 namespace {
@@ -22,42 +25,39 @@ std::string_view light_kernel_name(LightKernel k) {
   return kLightNames[static_cast<std::size_t>(k)];
 }
 
-AnalyticalParams AnalyticalParams::defaults_for(const GpuSpec& gpu) {
-  AnalyticalParams p;
-  // Light-kernel defaults: the A100 home calibration (costmodel fit), carried to any GPU.
-  auto set = [&p](LightKernel k, double floor_ns, double frac) {
-    p.light[static_cast<std::size_t>(k)] = {floor_ns, frac};
-  };
-  set(LightKernel::kRmsNorm, 4000, 0.36);
-  set(LightKernel::kLayerNorm, 4000, 0.63);
-  set(LightKernel::kRope, 4000, 0.4);
-  set(LightKernel::kSiluMul, 5000, 0.49);
-  set(LightKernel::kGelu, 5000, 0.49);
-  set(LightKernel::kAdd, 2000, 0.9);
-  set(LightKernel::kKvWrite, 7700, 0.22);  // seed E1.1c (A100-80 ncu)
-  set(LightKernel::kEmbedding, 3000, 0.15);
-  set(LightKernel::kSampling, 20000, 0.5);
-  if (gpu.arch == "hopper") {
-    p.launch_model = LaunchModel::kCluster;
-    p.cluster_size = 16;
-    p.tiles = {{128, 256}, {256, 128}, {128, 128}, {64, 256}, {64, 128}};
-  }
-  return p;
-}
-
 AnalyticalParams AnalyticalParams::for_gpu(const GpuSpec& gpu) {
-  AnalyticalParams p = defaults_for(gpu);
-  if (gpu.file.is_map()) {
-    if (auto a = gpu.file.find("analytical")) p.apply_analytical(*a);
-    if (auto h = gpu.file.find("host")) p.apply_host(*h);
+  if (!gpu.file.is_map()) {
+    throw InputError("GPU '" + gpu.name +
+                     "' has no hardware file: the analytical model needs its `analytical:` and "
+                     "`host:` sections");
   }
+  AnalyticalParams p;
+  p.apply_analytical(gpu.file.at("analytical"), /*complete=*/true);
+  p.apply_host(gpu.file.at("host"), /*complete=*/true);
   return p;
 }
 
-void AnalyticalParams::apply_analytical(const ConfigNode& a) {
+namespace {
+
+// With `complete`, the section and each of `keys` must be present (ConfigNode::at names the file
+// position and the missing key).
+std::optional<ConfigNode> section(const ConfigNode& parent, std::string_view name, bool complete,
+                                  std::initializer_list<std::string_view> keys) {
+  if (!complete) return parent.find(name);
+  ConfigNode s = parent.at(name);
+  for (std::string_view k : keys) (void)s.at(k);
+  return s;
+}
+
+}  // namespace
+
+void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
   a.require_map("the analytical cost model's constants");
   a.check_keys({"source", "gemm", "memory", "attention", "light", "collectives", "fitted"});
-  if (auto g = a.find("gemm")) {
+  if (auto g = section(a, "gemm", complete,
+                       {"efficiency", "clock_fraction", "launch_ns", "launch_model", "cluster_size",
+                        "ctas_per_sm", "tiles", "split_k_min_k", "knee_q", "wave_ns",
+                        "accumulator_budget", "lone_cta_utilization"})) {
     g->check_keys({"source", "efficiency", "clock_fraction", "launch_ns", "launch_model",
                    "cluster_size", "ctas_per_sm", "tiles", "split_k_min_k", "knee_q", "wave_ns",
                    "accumulator_budget", "lone_cta_utilization"});
@@ -85,31 +85,33 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a) {
     accumulator_budget = g->get_nonnegative("accumulator_budget", accumulator_budget);
     lone_cta_utilization = g->get_fraction("lone_cta_utilization", lone_cta_utilization);
   }
-  if (auto m = a.find("memory")) {
+  if (auto m = section(a, "memory", complete, {"eta_max", "x_half"})) {
     m->check_keys({"source", "eta_max", "x_half"});
     eta_max = m->get_positive("eta_max", eta_max);
     x_half = m->get_nonnegative("x_half", x_half);
   }
-  if (auto t = a.find("attention")) {
+  if (auto t = section(a, "attention", complete,
+                       {"prefill_efficiency", "decode_bw_fraction", "floor_ns"})) {
     t->check_keys({"source", "prefill_efficiency", "decode_bw_fraction", "floor_ns"});
     prefill_attn_efficiency = t->get_positive("prefill_efficiency", prefill_attn_efficiency);
     decode_attn_bw_fraction = t->get_positive("decode_bw_fraction", decode_attn_bw_fraction);
     attn_floor_ns = t->get_nonnegative("floor_ns", attn_floor_ns);
   }
-  if (auto l = a.find("light")) {
+  if (auto l = section(a, "light", complete, {"graph_launch_scale"})) {
     std::vector<std::string> known = {"source", "graph_launch_scale"};
     for (std::string_view n : kLightNames) known.emplace_back(n);
     l->check_keys(known);
     graph_launch_scale = l->get_fraction("graph_launch_scale", graph_launch_scale);
     for (std::size_t i = 0; i < kNumLightKernels; ++i) {
-      if (auto k = l->find(kLightNames[i])) {
+      if (auto k = section(*l, kLightNames[i], complete, {"floor_ns", "bw_fraction"})) {
         k->check_keys({"floor_ns", "bw_fraction", "source"});
         light[i].floor_ns = k->get_nonnegative("floor_ns", light[i].floor_ns);
         light[i].bw_fraction = k->get_positive("bw_fraction", light[i].bw_fraction);
       }
     }
   }
-  if (auto c = a.find("collectives")) {
+  if (auto c = section(a, "collectives", complete,
+                       {"nvlink_efficiency", "pcie_efficiency", "hop_latency_ns"})) {
     c->check_keys({"source", "nvlink_efficiency", "pcie_efficiency", "hop_latency_ns", "algorithm",
                    "custom_max_bytes"});
     nvlink_efficiency = c->get_positive("nvlink_efficiency", nvlink_efficiency);
@@ -129,8 +131,11 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a) {
   }
 }
 
-void AnalyticalParams::apply_host(const ConfigNode& h) {
+void AnalyticalParams::apply_host(const ConfigNode& h, bool complete) {
   h.require_map("host-side step constants");
+  if (complete) {
+    for (std::string_view k : {"eager_floor_ns", "graph_floor_ns", "slope_ns"}) (void)h.at(k);
+  }
   h.check_keys({"source", "eager_floor_ns", "graph_floor_ns", "slope_ns"});
   host_eager_floor_ns = h.get_nonnegative("eager_floor_ns", host_eager_floor_ns);
   host_graph_floor_ns = h.get_nonnegative("graph_floor_ns", host_graph_floor_ns);

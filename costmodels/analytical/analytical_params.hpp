@@ -38,8 +38,9 @@ enum class LaunchModel { kGrid, kPersistent, kCluster };
 enum class AllReduceAlgorithm { kRing, kVllmCustom };
 
 // Constants of the analytical model for one GPU: the `analytical:` and `host:` sections of its
-// hardware file. Every field has a built-in default per architecture (see defaults_for()) so a
-// hardware file may override only what it knows. Plain value type.
+// hardware file, which must give every constant (each with its source; no built-in defaults
+// stand in for a GPU). The member initializers below only serve code that builds parameters by
+// hand (tests, ablations). Plain value type.
 struct AnalyticalParams {
   struct Light {
     double floor_ns = 5000;
@@ -85,13 +86,14 @@ struct AnalyticalParams {
   double host_graph_floor_ns = 500'000;
   double host_slope_ns = 0;
 
-  // Built-in defaults for a GPU without an `analytical:` section (by architecture).
-  static AnalyticalParams defaults_for(const GpuSpec& gpu);
-  // Defaults, then the hardware file's `analytical:` and `host:` sections when present.
+  // The hardware file's `analytical:` and `host:` sections, complete: a missing section or
+  // constant is an InputError naming the file and the key expected.
   static AnalyticalParams for_gpu(const GpuSpec& gpu);
-  // Overrides fields from an `analytical:` section (unknown keys are errors).
-  void apply_analytical(const ConfigNode& section);
-  void apply_host(const ConfigNode& section);
+  // Sets fields from an `analytical:` / `host:` section (unknown keys are errors). With
+  // `complete`, every constant must be present (a hardware file); without, the section overrides
+  // what it names (an engine profile).
+  void apply_analytical(const ConfigNode& section, bool complete = false);
+  void apply_host(const ConfigNode& section, bool complete = false);
 };
 
 }  // namespace servesim

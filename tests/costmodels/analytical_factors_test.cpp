@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/analytical/collective_model.hpp"
@@ -193,4 +194,35 @@ TEST_CASE("a partial last round of co-resident CTAs costs what its busiest SM ca
   // Utilization 0 keeps the old rule: a partial round costs a full one.
   p.lone_cta_utilization = 0;
   CHECK(grid_rounds(50, 100, 2, p).sm_units == 2);
+}
+
+TEST_CASE("a hardware file must give every analytical constant: no built-in default stands in",
+          "[costmodels][analytical]") {
+  const std::string complete = testing::test_constants().dump();
+  auto gpu_with = [](const std::string& constants) {
+    GpuSpec g = testing::a100_like();
+    g.file = ConfigNode::parse(constants, "gpu.yaml");
+    return g;
+  };
+  CHECK_NOTHROW(AnalyticalParams::for_gpu(gpu_with(complete)));
+  // Dropping any one constant (or a whole section) names what is missing.
+  for (const char* key : {"wave_ns", "eta_max", "decode_bw_fraction", "hop_latency_ns",
+                          "graph_launch_scale", "graph_floor_ns"}) {
+    INFO(key);
+    ConfigNode n = ConfigNode::parse(complete, "gpu.yaml");
+    YAML::Node root = YAML::Clone(n.yaml());
+    bool removed = false;
+    for (auto sec : {"gemm", "memory", "attention", "light", "collectives"}) {
+      if (root["analytical"][sec][key]) removed = root["analytical"][sec].remove(key);
+    }
+    if (root["host"][key]) removed = root["host"].remove(key);
+    REQUIRE(removed);
+    YAML::Emitter out;
+    out << root;
+    CHECK_THROWS_WITH(AnalyticalParams::for_gpu(gpu_with(out.c_str())), Catch::Contains(key));
+  }
+  CHECK_THROWS_WITH(AnalyticalParams::for_gpu(gpu_with("name: x")), Catch::Contains("analytical"));
+  GpuSpec bare = testing::a100_like();
+  bare.file = ConfigNode();
+  CHECK_THROWS_AS(AnalyticalParams::for_gpu(bare), InputError);
 }

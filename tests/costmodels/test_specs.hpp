@@ -1,9 +1,38 @@
 #pragma once
 
+#include "sim/config_node.hpp"
 #include "sim/gpu_spec.hpp"
 #include "sim/replica_spec.hpp"
 
 namespace servesim::testing {
+
+// A complete `analytical:` + `host:` section for the hand-built specs (round numbers near the
+// A100 calibration; the tests below check mechanisms, not these values).
+inline ConfigNode test_constants() {
+  return ConfigNode::parse(R"(
+analytical:
+  gemm: {efficiency: 0.75, clock_fraction: 1.0, launch_ns: 1000, launch_model: grid,
+         cluster_size: 1, ctas_per_sm: 4, split_k_min_k: 256, knee_q: 3, wave_ns: 2000,
+         accumulator_budget: 32768, lone_cta_utilization: 0.85,
+         tiles: [[256, 128], [128, 256], [128, 128], [128, 64], [64, 128], [64, 64]]}
+  memory: {eta_max: 0.83, x_half: 0.13}
+  attention: {prefill_efficiency: 0.6, decode_bw_fraction: 0.7, floor_ns: 8000}
+  light:
+    graph_launch_scale: 0.5
+    rmsnorm: {floor_ns: 4800, bw_fraction: 0.35}
+    layernorm: {floor_ns: 7400, bw_fraction: 0.48}
+    rope: {floor_ns: 3900, bw_fraction: 0.42}
+    silu_mul: {floor_ns: 4000, bw_fraction: 0.48}
+    gelu: {floor_ns: 2000, bw_fraction: 0.64}
+    add: {floor_ns: 2000, bw_fraction: 0.89}
+    kv_write: {floor_ns: 7700, bw_fraction: 0.22}
+    embedding: {floor_ns: 5000, bw_fraction: 0.15}
+    sampling: {floor_ns: 20000, bw_fraction: 0.5}
+  collectives: {nvlink_efficiency: 0.55, pcie_efficiency: 0.72, hop_latency_ns: 4100}
+host: {eager_floor_ns: 2000000, graph_floor_ns: 500000, slope_ns: 0}
+)",
+                           "tests/costmodels/test_specs.hpp");
+}
 
 // Hand-built A100-80GB-like and H100-like specs and a Llama-2-7B-like model, so the cost-model
 // tests do not depend on the catalog files.
@@ -20,6 +49,7 @@ inline GpuSpec a100_like() {
   g.tdp_w = 400;
   g.nvlink_gb_per_s = 600;
   g.pcie_gb_per_s = 32;
+  g.file = test_constants();
   return g;
 }
 
