@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <catch2/catch.hpp>
 
@@ -20,6 +21,20 @@ namespace {
 std::string experiments_csv() {
   const std::string p = std::string(SERVESIM_SHARED_DIR) + "/data/sim2real/experiments.csv";
   return std::filesystem::exists(p) ? p : std::string();
+}
+
+// The shared experiments and their CSV path; none (with a WARN) when ../shared is absent.
+struct SharedRuns {
+  std::string csv;
+  std::vector<Experiment> runs;
+};
+std::optional<SharedRuns> shared_runs() {
+  const std::string csv = experiments_csv();
+  if (csv.empty()) {
+    WARN("skipped: ../shared/data/sim2real is absent");
+    return std::nullopt;
+  }
+  return SharedRuns{csv, read_experiments(csv)};
 }
 
 const Experiment& find(const std::vector<Experiment>& runs, const std::string& id) {
@@ -56,12 +71,10 @@ class BudgetChecker final : public RunObserver {
 
 TEST_CASE("every run of experiments.csv becomes a config that resolves its model and GPU",
           "[sim2real][replay][data]") {
-  const std::string csv = experiments_csv();
-  if (csv.empty()) {
-    WARN("skipped: ../shared/data/sim2real is absent");
-    return;
-  }
-  for (const auto& e : read_experiments(csv)) {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  for (const auto& e : runs) {
     INFO(e.id);
     const std::string yaml = make_config_yaml(e, ReplayOptions{});
     const RunConfig cfg = RunConfig::parse(ConfigNode::parse(yaml, "generated"));
@@ -102,12 +115,9 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
 
 TEST_CASE("a replayed trace keeps vLLM V1's token budget, seat limit and KV capacity every step",
           "[sim2real][replay][data]") {
-  const std::string csv = experiments_csv();
-  if (csv.empty()) {
-    WARN("skipped: ../shared/data/sim2real is absent");
-    return;
-  }
-  const auto runs = read_experiments(csv);
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
   const Experiment& e = find(runs, "tv-l2-7b-general");
   ConfigNode root = ConfigNode::parse(make_config_yaml(e, ReplayOptions{}), "generated");
   // The first 6000 rows reach the 20 req/s stage, where batches fill up.
@@ -127,12 +137,9 @@ TEST_CASE("a replayed trace keeps vLLM V1's token budget, seat limit and KV capa
 
 TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression guard)",
           "[sim2real][replay][data][e2e]") {
-  const std::string csv = experiments_csv();
-  if (csv.empty()) {
-    WARN("skipped: ../shared/data/sim2real is absent");
-    return;
-  }
-  const auto runs = read_experiments(csv);
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
   const ReplayOptions options;  // the tool's defaults: configs/engines/vllm-v1.yaml
   const RunResult r = replay(find(runs, "tv-l2-7b-codegen"), options, csv);
   CHECK(r.kind == ReplayKind::kExact);
@@ -150,12 +157,9 @@ TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression
 
 TEST_CASE("the per-request overhead shifts TTFT and E2E of every request and leaves ITL alone",
           "[sim2real][replay][data]") {
-  const std::string csv = experiments_csv();
-  if (csv.empty()) {
-    WARN("skipped: ../shared/data/sim2real is absent");
-    return;
-  }
-  const auto runs = read_experiments(csv);
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
   ReplayOptions none;
   none.engine = "{name: a, request_overhead_ns: 0}";
   ReplayOptions five;
