@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include <catch2/catch.hpp>
 
+#include "costmodels/analytical/engine_profile.hpp"
+#include "sim/catalog.hpp"
 #include "sim/engine.hpp"
 #include "sim/input_error.hpp"
 #include "sim/run_config.hpp"
@@ -215,4 +218,28 @@ TEST_CASE("each run replays with the engine profile that claims its image", "[si
   ReplayOptions forced;
   forced.engine = "vllm-v1";
   CHECK(engine_for(e, forced) == "vllm-v1");
+}
+
+TEST_CASE("the engine fit reproduces the shipped profiles", "[sim2real][fit][data]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  std::set<std::string> held_out;
+  for (const std::string id : {"tv-l2-7b-general", "5"}) held_out.insert(id);
+  REQUIRE(default_held_out() == "tv-l2-7b-general,5");
+  const FitResult f = fit_engine_constants(runs, held_out, ReplayOptions{}, csv);
+  CHECK(f.runs.size() == 3);
+  Catalog catalog(Catalog::default_dirs());
+  const GpuSpec& gpu = catalog.gpu(f.gpu, ConfigNode::parse("x", "test"));
+  REQUIRE(f.constants.request_overhead_ns.size() == 2);
+  for (const auto& [name, overhead] : f.constants.request_overhead_ns) {
+    INFO(name);
+    const auto shipped = EngineProfile::load(ConfigNode::parse(name, "test"));
+    CHECK(overhead == Approx(shipped->request_overhead_ns).margin(1e3));
+    AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+    shipped->apply(gpu, p);
+    CHECK(f.constants.graph_floor_ns == Approx(p.host_graph_floor_ns).margin(1e3));
+    CHECK(f.constants.eager_floor_ns == Approx(p.host_eager_floor_ns).margin(1e3));
+    CHECK(f.constants.decode_bw_fraction == Approx(p.decode_attn_bw_fraction).margin(1e-3));
+  }
 }

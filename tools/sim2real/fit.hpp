@@ -40,9 +40,10 @@ struct FitResult {
 };
 
 // Fits EngineConstants by coordinate search (shrinking steps, bounded: floors 0–5 ms / 0–10 ms,
-// fraction 0.3–1, overheads 0–50 ms) from the constants of each run's engine profile, minimising
-// the mean APE over the fit runs' seven metrics. Fit runs: traced (exact), not overloaded, not in
-// `held_out`; they must share one GPU.
+// fraction 0.3–0.9 (a streaming read's share of datasheet bandwidth), overheads 0–50 ms) from the
+// hardware file's constants and no overhead (so the result does not depend on what the engine
+// profiles hold), minimising the mean APE over the fit runs' seven metrics. Fit runs: traced
+// (exact), not overloaded, not in `held_out`; they must share one GPU.
 FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
                                const std::set<std::string>& held_out, const ReplayOptions& base,
                                const std::string& csv_path);
