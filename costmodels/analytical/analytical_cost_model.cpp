@@ -5,6 +5,9 @@
 #include <mutex>
 
 namespace servesim {
+namespace {
+constexpr std::size_t kRequestTableSize = 1025;  // LM-head table: 1..1024 requests
+}  // namespace
 
 // Per-replica tables: index i holds the cost of i tokens (or i requests); entry 0 is unused.
 struct AnalyticalCostModel::Prepared {
@@ -15,6 +18,9 @@ struct AnalyticalCostModel::Prepared {
   std::vector<LayerPricer::LayerCost> graph;
   std::vector<double> edge_tokens_eager;
   std::vector<double> edge_tokens_graph;
+  // LM head + sampling by request count (index = requests), eager and in a CUDA graph.
+  std::vector<double> edge_requests_eager;
+  std::vector<double> edge_requests_graph;
 };
 
 AnalyticalCostModel::AnalyticalCostModel(Options options) : options_(options) {}
@@ -67,6 +73,14 @@ std::unique_ptr<AnalyticalCostModel::Prepared> AnalyticalCostModel::build(
       p->edge_tokens_graph[i] = p->pricer.edge_tokens_ns(t, true);
     }
   }
+  // Requests per step never exceed tokens per step; max_num_seqs keeps them far smaller.
+  const auto nr = std::min<std::size_t>(n, kRequestTableSize);
+  p->edge_requests_eager.resize(nr);
+  p->edge_requests_graph.resize(nr);
+  for (std::size_t i = 1; i < nr; ++i) {
+    p->edge_requests_eager[i] = p->pricer.edge_requests_ns(static_cast<double>(i), false);
+    p->edge_requests_graph[i] = p->pricer.edge_requests_ns(static_cast<double>(i), true);
+  }
   // cuBLAS never needs a slower kernel for fewer tokens (it could pad): keep the tables
   // non-decreasing so a tile switch cannot make a bigger batch cheaper.
   auto monotone = [](std::vector<LayerPricer::LayerCost>& t, std::vector<double>& e) {
@@ -101,7 +115,9 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
   }
   const AttentionWork work = AttentionWork::of(batch, pr.shapes(), replica.kv_dtype_bytes);
   const double attn = pr.attention_ns(work, graph);
-  const double head = pr.edge_requests_ns(requests, graph);
+  const auto& heads = graph ? p.edge_requests_graph : p.edge_requests_eager;
+  const auto nreq = static_cast<std::size_t>(batch.num_requests());
+  const double head = nreq < heads.size() ? heads[nreq] : pr.edge_requests_ns(requests, graph);
   const double host = pr.host_ns(requests, graph);
 
   cost[CostComponent::kGemm] = p.layers * layer.gemm;

@@ -1,4 +1,4 @@
-// bench_engine [--config FILE] [--requests N]... [--cost-model roofline|fixed]...
+// bench_engine [--config FILE] [--requests N]... [--cost-model roofline|fixed|analytical]...
 //              [--outputs off|on|both] [--out DIR] [--keep-outputs] [--set key=value]... [--json]
 // The core speed and memory benchmark (tools/bench/README.md): simulated requests per wall
 // second, engine steps per second and peak RSS of one run per (requests, cost model, outputs)
@@ -221,8 +221,9 @@ int main(int argc, char** argv) {
   o.config = (fs::path(SERVESIM_SOURCE_DIR) / "tools/bench/h100_sharegpt_sarathi.yaml").string();
   app.add_option("--config", o.config, "Run configuration (YAML)");
   app.add_option("--requests", o.requests, "Request counts (repeatable)");
-  app.add_option("--cost-model", o.cost_models, "roofline and/or fixed (repeatable)")
-      ->check(CLI::IsMember({"roofline", "fixed"}));
+  app.add_option("--cost-model", o.cost_models,
+                 "roofline, fixed and/or analytical (repeatable; default roofline and fixed)")
+      ->check(CLI::IsMember({"roofline", "fixed", "analytical"}));
   app.add_option("--outputs", o.outputs, "off: summary only; on: HDF5 + capped trace; both")
       ->check(CLI::IsMember({"off", "on", "both"}));
   app.add_option("--out", o.out_dir, "Folder for the runs' output files");
