@@ -155,6 +155,9 @@ TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression
   CHECK(r.score.metrics[0].ape < 4);  // E2E mean
   CHECK(r.score.metrics[6].ape < 4);  // ITL mean
   CHECK(r.score.overall < 5);
+  // Below capacity: requests wait about a step, so no queueing note.
+  for (const auto& n : r.notes) CHECK_THAT(n, !Contains("simulated queueing"));
+  CHECK(r.sim_wait_p99_ms < 100);
   CHECK(r.wall_s < 10);
 }
 
@@ -242,4 +245,16 @@ TEST_CASE("the engine fit reproduces the shipped profiles", "[sim2real][fit][dat
     CHECK(f.constants.eager_floor_ns == Approx(p.host_eager_floor_ns).margin(1e3));
     CHECK(f.constants.decode_bw_fraction == Approx(p.decode_attn_bw_fraction).margin(1e-3));
   }
+}
+
+TEST_CASE("a replay whose simulated server queues up says so", "[sim2real][replay][data]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  // The reasoning run overloaded the real server too (4068 of 4800 requests failed).
+  const RunResult r = replay(find(runs, "tv-l2-7b-reasoning"), ReplayOptions{}, csv);
+  CHECK(r.sim_wait_p99_ms > 10000);
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.find("simulated queueing") != std::string::npos;
+  CHECK(noted);
 }

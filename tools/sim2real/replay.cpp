@@ -32,11 +32,19 @@ class LatencyRecorder final : public RunObserver {
     latencies[id] =
         Latency{static_cast<double>(r.finished - r.spec.arrival) / 1e6 + overhead_ms_,
                 static_cast<double>(r.first_token - r.spec.arrival) / 1e6 + overhead_ms_};
+    waits_ms.push_back(static_cast<double>(r.first_scheduled - r.spec.arrival) / 1e6);
     preemptions += r.preemptions;
+  }
+  void on_step(const StepRecord& s, const BatchShape&, const StepCost&) override {
+    step_ns += static_cast<double>(s.duration_ns);
+    ++steps;
   }
   std::vector<std::optional<Latency>> latencies;
   std::vector<std::int32_t> outputs;
+  std::vector<double> waits_ms;  // arrival → first scheduled, per finished request
   std::int64_t preemptions = 0;
+  double step_ns = 0;
+  std::int64_t steps = 0;
 
  private:
   double overhead_ms_;
@@ -247,6 +255,20 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.requests = totals.arrived;
   res.preemptions = rec.preemptions;
+  // Queueing in the simulation: a request normally waits at most about a step before it is
+  // scheduled; a p99 wait of many steps means the simulated server ran at or past capacity, where
+  // small step-pricing errors turn into large latency errors.
+  if (rec.steps > 0 && !rec.waits_ms.empty()) {
+    const double mean_step_ms = rec.step_ns / static_cast<double>(rec.steps) / 1e6;
+    res.sim_wait_p99_ms = quantile(rec.waits_ms, 0.99);
+    if (res.sim_wait_p99_ms > 10 * mean_step_ms) {
+      res.notes.push_back(fmt::format(
+          "simulated queueing: p99 wait before the first step {:.0f} ms = {:.0f} mean steps; the "
+          "simulated server ran at or past its capacity here, so latency errors mostly measure "
+          "capacity, not per-step pricing",
+          res.sim_wait_p99_ms, res.sim_wait_p99_ms / mean_step_ms));
+    }
+  }
 
   std::vector<Latency> scored;
   double out_sum = 0;

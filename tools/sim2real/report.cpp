@@ -133,6 +133,7 @@ nlohmann::json to_json(const Report& report) {
     j["requests"] = r.requests;
     j["scored_requests"] = r.scored_requests;
     j["preemptions"] = r.preemptions;
+    j["sim_wait_p99_ms"] = r.sim_wait_p99_ms;
     j["mean_output_tokens"] = number(r.mean_output_tokens);
     j["wall_s"] = number(r.wall_s);
     j["notes"] = r.notes;
