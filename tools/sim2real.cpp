@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   std::string held_out = default_held_out();
   bool json = false;
   bool fit = false;
+  bool write = false;
   ReplayOptions options;
   bool no_prefix_caching = false;
   app.add_option("--experiments", csv, "experiments.csv")->required();
@@ -58,10 +59,14 @@ int main(int argc, char** argv) {
   app.add_option("--engine", options.engine,
                  "Engine profile for every run: a name under configs/engines/, a YAML file, or "
                  "an inline YAML map (default: per run, the profile whose images match)");
-  app.add_flag("--fit", fit,
-               "Fit the engine constants (host floors, decode-attention bandwidth, request "
-               "overhead) on the traced, non-overloaded runs that are not held out, print them "
-               "as an engine-file entry, then report with them");
+  auto* fit_flag =
+      app.add_flag("--fit", fit,
+                   "Fit the engine constants (host floors, decode-attention bandwidth, request "
+                   "overhead) on the traced, non-overloaded runs that are not held out, print them "
+                   "as an engine-file entry, then report with them");
+  app.add_flag("--write", write,
+               "With --fit: write the fitted constants into configs/engines/<engine>.yaml")
+      ->needs(fit_flag);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -91,6 +96,9 @@ int main(int argc, char** argv) {
       const FitResult f = fit_engine_constants(all, report.held_out, options, csv);
       options.engine_substitutes = f.engines;
       std::cerr << f.log << "engine-file entry:\n" << f.yaml;
+      if (write) {
+        for (const auto& path : write_engine_files(f)) std::cerr << "wrote " << path << "\n";
+      }
     }
     report.options = options;
     for (const Experiment* e : selected) {

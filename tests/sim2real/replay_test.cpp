@@ -258,3 +258,39 @@ TEST_CASE("a replay whose simulated server queues up says so", "[sim2real][repla
   for (const auto& n : r.notes) noted = noted || n.find("simulated queueing") != std::string::npos;
   CHECK(noted);
 }
+
+TEST_CASE("a fit is written into an engine file line by line, keeping everything else",
+          "[sim2real][fit]") {
+  EngineConstants c;
+  c.graph_floor_ns = 250000;
+  c.eager_floor_ns = 3000000;
+  c.decode_bw_fraction = 0.89;
+  c.request_overhead_ns = {{"e", 4e6}};
+  FitResult f;
+  f.runs = {"a", "b"};
+  f.objective = 4.16;
+  const std::string before =
+      "# comment kept\nname: e\nsource: |\n  kept\nrequest_overhead_ns: 1\n"
+      "analytical: {collectives: {algorithm: vllm_custom}}\ngpus:\n  h100-sxm:\n"
+      "    host: {graph_floor_ns: 1, eager_floor_ns: 2}\n"
+      "    analytical: {attention: {decode_bw_fraction: 0.5}}\n  h200:\n"
+      "    host: {graph_floor_ns: 7, eager_floor_ns: 8}\nfitted: {old: 1}\n";
+  const std::string after = update_engine_file(before, "e", "h100-sxm", c, f);
+  CHECK_THAT(after, Contains("# comment kept\nname: e\nsource: |\n  kept\n"));
+  CHECK_THAT(after, Contains("request_overhead_ns: 4000000\n"));
+  CHECK_THAT(after, Contains("analytical: {collectives: {algorithm: vllm_custom}}\n"));
+  CHECK_THAT(after, Contains("  h100-sxm:\n    host: {graph_floor_ns: 250000, eager_floor_ns: "
+                             "3000000}\n    analytical: {attention: {decode_bw_fraction: 0.89}}\n"
+                             "  h200:\n    host: {graph_floor_ns: 7, eager_floor_ns: 8}\n"));
+  CHECK_THAT(after, Contains("fitted: {runs: [a, b]"));
+  CHECK_THAT(after, Contains("objective_pct: 4.16}"));
+  CHECK_THAT(after, !Contains("old: 1"));
+  // A GPU the file does not list yet is added under gpus:, and a file without gpus: gets one.
+  const std::string added = update_engine_file(before, "e", "a100-80gb", c, f);
+  CHECK_THAT(added, Contains("  a100-80gb:\n    host: {graph_floor_ns: 250000"));
+  CHECK_THAT(added, Contains("decode_bw_fraction: 0.5}"));  // h100-sxm untouched
+  const std::string fresh = update_engine_file("name: e\n", "e", "h100-sxm", c, f);
+  CHECK_THAT(fresh, Contains("gpus:\n  h100-sxm:\n    host:"));
+  CHECK_NOTHROW(EngineProfile::parse(ConfigNode::parse(after, "after")));
+  CHECK_NOTHROW(EngineProfile::parse(ConfigNode::parse(fresh, "fresh")));
+}

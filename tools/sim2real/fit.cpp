@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -163,6 +166,131 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
         fmt::join(f.runs, ", "), best);
   }
   return f;
+}
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::string line;
+  for (char ch : text) {
+    if (ch == '\n') {
+      out.push_back(line);
+      line.clear();
+    } else {
+      line += ch;
+    }
+  }
+  if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+}  // namespace
+
+std::string update_engine_file(const std::string& text, const std::string& name,
+                               const std::string& gpu, const EngineConstants& c,
+                               const FitResult& f) {
+  const auto it = c.request_overhead_ns.find(name);
+  const double overhead = it == c.request_overhead_ns.end() ? 0 : it->second;
+  const std::string overhead_line = fmt::format("request_overhead_ns: {:.0f}", overhead);
+  const std::string host_line =
+      fmt::format("    host: {{graph_floor_ns: {:.0f}, eager_floor_ns: {:.0f}}}", c.graph_floor_ns,
+                  c.eager_floor_ns);
+  const std::string attn_line = fmt::format(
+      "    analytical: {{attention: {{decode_bw_fraction: {:.4g}}}}}", c.decode_bw_fraction);
+  const std::string fitted_line = fmt::format(
+      "fitted: {{runs: [{}], method: \"sim2real --fit: coordinate search minimising the mean APE "
+      "of the seven metrics over the fit runs; host floors and decode attention shared by the "
+      "engines of the fit runs; start: the hardware file constants, no overhead\", "
+      "objective_pct: {:.2f}}}",
+      fmt::join(f.runs, ", "), f.objective);
+  std::vector<std::string> out;
+  bool overhead_done = false;
+  bool fitted_done = false;
+  bool gpu_done = false;
+  bool in_gpus = false;
+  const auto lines = lines_of(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    const bool top = !l.empty() && l[0] != ' ' && l[0] != '#';
+    if (top) {
+      if (in_gpus && !gpu_done) {  // leaving gpus: without this GPU: add it
+        out.push_back("  " + gpu + ":");
+        out.push_back(host_line);
+        out.push_back(attn_line);
+        gpu_done = true;
+      }
+      in_gpus = starts_with(l, "gpus:");
+    }
+    if (starts_with(l, "request_overhead_ns:")) {
+      out.push_back(overhead_line);
+      overhead_done = true;
+    } else if (starts_with(l, "fitted:")) {
+      out.push_back(fitted_line);
+      fitted_done = true;
+    } else if (in_gpus && l == "  " + gpu + ":") {
+      out.push_back(l);
+      // Replace this GPU's host/analytical lines, keep anything else it holds.
+      while (i + 1 < lines.size() && starts_with(lines[i + 1], "    ")) {
+        const std::string& k = lines[++i];
+        if (!starts_with(k, "    host:") && !starts_with(k, "    analytical:")) out.push_back(k);
+      }
+      out.push_back(host_line);
+      out.push_back(attn_line);
+      gpu_done = true;
+    } else {
+      out.push_back(l);
+    }
+  }
+  if (in_gpus && !gpu_done) {
+    out.push_back("  " + gpu + ":");
+    out.push_back(host_line);
+    out.push_back(attn_line);
+    gpu_done = true;
+  }
+  if (!overhead_done) out.push_back(overhead_line);
+  if (!gpu_done) {
+    out.push_back("gpus:");
+    out.push_back("  " + gpu + ":");
+    out.push_back(host_line);
+    out.push_back(attn_line);
+  }
+  if (!fitted_done) out.push_back(fitted_line);
+  std::string result;
+  for (const auto& l : out) result += l + "\n";
+  return result;
+}
+
+std::vector<std::string> write_engine_files(const FitResult& f) {
+  std::vector<std::string> written;
+  for (const auto& [name, overhead] : f.constants.request_overhead_ns) {
+    std::string path;
+    for (const std::string& dir : Catalog::default_dirs()) {
+      const auto p = std::filesystem::path(dir) / "engines" / (name + ".yaml");
+      if (std::filesystem::is_regular_file(p)) {
+        path = p.string();
+        break;
+      }
+    }
+    if (path.empty()) {
+      throw InputError("--write: no file configs/engines/" + name + ".yaml to update");
+    }
+    std::ifstream in(path);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = update_engine_file(buf.str(), name, f.gpu, f.constants, f);
+    // Check what is written still parses as an engine profile before replacing the file.
+    EngineProfile::parse(ConfigNode::parse(text, path));
+    std::ofstream out(path);
+    out << text;
+    if (!out) throw InputError("--write: cannot write " + path);
+    written.push_back(path);
+  }
+  return written;
 }
 
 }  // namespace servesim::sim2real

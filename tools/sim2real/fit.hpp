@@ -44,6 +44,17 @@ struct FitResult {
 // hardware file's constants and no overhead (so the result does not depend on what the engine
 // profiles hold), minimising the mean APE over the fit runs' seven metrics. Fit runs: traced
 // (exact), not overloaded, not in `held_out`; they must share one GPU.
+// `text` (an engine profile file) with engine `name`'s fitted constants for `gpu` and the fit's
+// record: the `request_overhead_ns:`, `fitted:` lines and the GPU's `host:` / `analytical:` lines
+// under `gpus:` are replaced (or added); every other line is kept.
+std::string update_engine_file(const std::string& text, const std::string& name,
+                               const std::string& gpu, const EngineConstants& c,
+                               const FitResult& f);
+
+// Writes every fitted profile back to its file (configs/engines/<name>.yaml under the catalog
+// folders); returns the paths written.
+std::vector<std::string> write_engine_files(const FitResult& f);
+
 FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
                                const std::set<std::string>& held_out, const ReplayOptions& base,
                                const std::string& csv_path);
