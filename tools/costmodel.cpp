@@ -17,6 +17,7 @@
 #include "costmodels/rf/rf_cache.hpp"
 #include "costmodels/rf/rf_transfer.hpp"
 #include "sim/input_error.hpp"
+#include "tools/tool_common.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"servesim cost-model tools: accuracy against Vidur profiles, ablation, fitting"};
@@ -88,12 +89,7 @@ int main(int argc, char** argv) {
       "ledger", "profiling rows, calibration time, coverage and MAPE per method (seed E2.5)");
   add_rf(ledger);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  try {
+  return servesim::tool_main(app, argc, argv, [&] {
     std::string out;
     if (*validate) out = servesim::run_validate(args);
     if (*ablate) out = servesim::run_ablate(args);
@@ -103,9 +99,6 @@ int main(int argc, char** argv) {
     if (*transfer) out = servesim::run_transfer(rf);
     if (*ledger) out = servesim::run_ledger(rf);
     std::cout << out;
-  } catch (const servesim::InputError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -67,13 +67,7 @@ int main(int argc, char** argv) {
   app.add_flag("--write", write,
                "With --fit: write the fitted constants into configs/engines/<engine>.yaml")
       ->needs(fit_flag);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  return servesim::guarded_main([&] {
+  return servesim::tool_main(app, argc, argv, [&] {
     options.prefix_caching = !no_prefix_caching;
     const std::vector<Experiment> all = read_experiments(csv);
     std::vector<const Experiment*> selected;

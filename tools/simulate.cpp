@@ -23,13 +23,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--quiet,-q", quiet, "Print nothing but errors");
   app.add_flag("--no-outputs", no_outputs, "Write no files (summary table only)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  return servesim::guarded_main([&] {
+  return servesim::tool_main(app, argc, argv, [&] {
     const auto cfg = servesim::load_run_config(config, overrides, seed);
     auto run = servesim::build_run(cfg);
     servesim::RunOptions options;

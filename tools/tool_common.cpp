@@ -189,6 +189,15 @@ std::string format_summary_table(const nlohmann::json& s) {
   return out;
 }
 
+int tool_main(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return guarded_main(body);
+}
+
 int guarded_main(const std::function<int()>& body) {
   try {
     return body();

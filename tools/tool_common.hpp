@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "sim/catalog.hpp"
@@ -49,5 +50,9 @@ std::string format_summary_table(const nlohmann::json& summary);
 // Runs `body` as a tool's main: InputError → message on stderr, exit 1; other exceptions →
 // "internal error", exit 3.
 int guarded_main(const std::function<int()>& body);
+
+// A tool's main: parses the command line (--help exits 0, a usage error exits 2 with CLI11's
+// message), then runs `body` under guarded_main.
+int tool_main(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
 
 }  // namespace servesim

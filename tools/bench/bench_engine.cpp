@@ -231,13 +231,7 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.overrides, "Override a config key: key.path=value (repeatable)");
   app.add_flag("--json", o.json_lines, "Print one JSON object per run instead of a table");
   app.add_flag("--single", o.single, "Run one combination in this process (used internally)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  return servesim::guarded_main([&] {
+  return servesim::tool_main(app, argc, argv, [&] {
     if (o.single) {
       std::cout << run_single(o).dump() << "\n";
       return 0;
