@@ -11,14 +11,15 @@
 #include "sim/input_error.hpp"
 
 namespace servesim {
-namespace fs = std::filesystem;
-namespace {
 
-std::string lower(std::string s) {
+std::string lowercase(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
+
+namespace fs = std::filesystem;
+namespace {
 
 int get_count(const ConfigNode& f, std::string_view key) {
   return static_cast<int>(f.get_positive_int(key));
@@ -59,8 +60,8 @@ void Catalog::index() {
         if (auto aliases = f.find("aliases")) {
           for (const auto& a : aliases->items()) names.push_back(a.as_string());
         }
-        bool first_dir_entry = !gpu_files_.count(lower(p.stem().string()));
-        for (const auto& n : names) gpu_files_.emplace(lower(n), p.string());
+        bool first_dir_entry = !gpu_files_.count(lowercase(p.stem().string()));
+        for (const auto& n : names) gpu_files_.emplace(lowercase(n), p.string());
         if (first_dir_entry) gpu_display_.push_back(p.stem().string());
       }
     }
@@ -85,7 +86,7 @@ std::vector<std::string> Catalog::model_names() const {
 }
 
 const GpuSpec& Catalog::gpu(const std::string& name, const ConfigNode& where) {
-  auto it = gpu_files_.find(lower(name));
+  auto it = gpu_files_.find(lowercase(name));
   if (it == gpu_files_.end()) {
     where.fail(fmt::format("unknown GPU '{}' (known: {})", name, fmt::join(gpu_display_, ", ")));
   }
@@ -99,7 +100,7 @@ const ModelSpec& Catalog::model(const std::string& name, const ConfigNode& where
   auto it = model_files_.find(name);
   if (it == model_files_.end()) {
     for (auto j = model_files_.begin(); j != model_files_.end(); ++j) {
-      if (lower(j->first) == lower(name)) {
+      if (lowercase(j->first) == lowercase(name)) {
         it = j;
         break;
       }

@@ -10,6 +10,9 @@
 
 namespace servesim {
 
+// ASCII lower case: how the catalog (and the tools that match names like it) compare names.
+std::string lowercase(std::string s);
+
 // Finds and loads hardware files (<dir>/hardware/*.yaml) and model files
 // (<dir>/models/<org>/<name>.yaml) by name. GPU names match the file stem, the `name:` key or
 // any alias, case-insensitively; model names are Hugging Face ids, matched exactly first, then

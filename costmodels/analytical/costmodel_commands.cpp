@@ -24,14 +24,9 @@ struct Context {
   std::vector<std::pair<std::string, std::string>> profiles;  // model id, path
 };
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// The profile folder for `gpu`: DIR/<arg>, DIR/<lower(arg)>, DIR/<catalog name>, or DIR itself.
+// The profile folder for `gpu`: DIR/<arg>, DIR/<lowercase(arg)>, DIR/<catalog name>, or DIR itself.
 std::string profile_dir(const std::string& dir, const std::string& arg, const GpuSpec& gpu) {
-  for (const std::string& sub : {arg, lower(arg), gpu.name}) {
+  for (const std::string& sub : {arg, lowercase(arg), gpu.name}) {
     if (fs::is_directory(fs::path(dir) / sub)) return (fs::path(dir) / sub).string();
   }
   return dir;
@@ -53,7 +48,7 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
                        "profiling/compute folder)");
     }
     for (auto& [id, path] : find_mlp_profiles(profile_dir(a.profiles, a.gpu, c.gpu))) {
-      if (a.model.empty() || lower(a.model) == lower(id)) c.profiles.emplace_back(id, path);
+      if (a.model.empty() || lowercase(a.model) == lowercase(id)) c.profiles.emplace_back(id, path);
     }
     if (c.profiles.empty()) {
       throw InputError("--profiles: no mlp.csv for GPU '" + a.gpu + "'" +
@@ -66,7 +61,7 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
 
 const ModelSpec* catalog_model(Catalog& catalog, const std::string& id) {
   for (const std::string& n : catalog.model_names()) {
-    if (lower(n) == lower(id)) return &catalog.model(n, ConfigNode::parse("x", "--model"));
+    if (lowercase(n) == lowercase(id)) return &catalog.model(n, ConfigNode::parse("x", "--model"));
   }
   return nullptr;
 }

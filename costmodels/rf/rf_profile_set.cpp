@@ -11,16 +11,12 @@
 #include <fmt/format.h>
 
 #include "costmodels/analytical/profile_validation.hpp"
+#include "sim/catalog.hpp"
 #include "sim/input_error.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -39,7 +35,7 @@ RfProfileSet RfProfileSet::open(const std::string& dir, const std::vector<std::s
   }
   std::vector<fs::path> candidates;
   for (const std::string& g : gpu_names) {
-    for (const std::string& name : {g, lower(g)}) {
+    for (const std::string& name : {g, lowercase(g)}) {
       candidates.push_back(fs::path(dir) / name);
       candidates.push_back(fs::path(dir) / "compute" / name);
     }
@@ -73,7 +69,7 @@ std::vector<std::string> RfProfileSet::model_ids() const {
 
 std::optional<std::string> RfProfileSet::mlp_path(const std::string& model_id) const {
   for (const auto& [id, path] : profiles_) {
-    if (lower(id) == lower(model_id)) return path;
+    if (lowercase(id) == lowercase(model_id)) return path;
   }
   return std::nullopt;
 }
@@ -88,7 +84,7 @@ std::string RfProfileSet::require_mlp_path(const std::string& model_id) const {
 
 std::pair<std::string, std::string> RfProfileSet::require_model(const ModelSpec& m) const {
   for (const auto& [id, path] : profiles_) {
-    if (lower(id) == lower(m.name)) return {id, path};
+    if (lowercase(id) == lowercase(m.name)) return {id, path};
   }
   for (const auto& [id, path] : profiles_) {
     const std::vector<VidurMlpRow> rows = read_vidur_mlp(path);
@@ -109,7 +105,7 @@ std::uint64_t rf_cache_key(const RfSource& s, const RfTrainOptions& o) {
   std::uint64_t h = fnv1a64(read_bytes(s.mlp_path));
   h = fnv1a64(s.all_reduce_path.empty() ? std::string("no-network") : read_bytes(s.all_reduce_path),
               h);
-  h = fnv1a64(fmt::format("|id={}|tp={}|{}|xgboost={}|format=1", lower(s.model_id), s.tp,
+  h = fnv1a64(fmt::format("|id={}|tp={}|{}|xgboost={}|format=1", lowercase(s.model_id), s.tp,
                           o.describe(), Forest::library_version()),
               h);
   return h;

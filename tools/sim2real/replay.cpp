@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "costmodels/analytical/engine_profile.hpp"
+#include "sim/catalog.hpp"
 #include "sim/engine.hpp"
 #include "sim/input_error.hpp"
 #include "sim/run_config.hpp"
@@ -50,13 +51,8 @@ class LatencyRecorder final : public RunObserver {
   double overhead_ms_;
 };
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string precision_key(const Experiment& e) {
-  const std::string p = lower(e.precision);
+  const std::string p = lowercase(e.precision);
   if (p == "fp8") return "fp8";
   if (p == "fp16") return "fp16";
   if (p == "bf16" || p.empty()) return "bf16";
