@@ -8,24 +8,39 @@
 namespace servesim {
 namespace fs = std::filesystem;
 
+std::vector<std::string> EngineProfile::files() {
+  std::vector<std::string> out;
+  for (const std::string& dir : Catalog::default_dirs()) {
+    const fs::path engines = fs::path(dir) / "engines";
+    if (!fs::is_directory(engines)) continue;
+    std::vector<std::string> here;
+    for (const auto& f : fs::directory_iterator(engines)) {
+      if (f.path().extension() == ".yaml") here.push_back(f.path().string());
+    }
+    std::sort(here.begin(), here.end());
+    out.insert(out.end(), here.begin(), here.end());
+  }
+  return out;
+}
+
+std::optional<std::string> EngineProfile::file_of(const std::string& name) {
+  for (const std::string& f : files()) {
+    if (fs::path(f).stem() == name) return f;
+  }
+  return std::nullopt;
+}
+
 std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) {
   if (ref.is_map()) return std::make_shared<const EngineProfile>(parse(ref));
   const std::string s = ref.as_string();
   if (fs::is_regular_file(s)) {
     return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(s)));
   }
-  std::string known;
-  for (const std::string& dir : Catalog::default_dirs()) {
-    const fs::path p = fs::path(dir) / "engines" / (s + ".yaml");
-    if (fs::is_regular_file(p)) {
-      return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(p.string())));
-    }
-    if (fs::is_directory(fs::path(dir) / "engines")) {
-      for (const auto& e : fs::directory_iterator(fs::path(dir) / "engines")) {
-        if (e.path().extension() == ".yaml") known.append(" ").append(e.path().stem().string());
-      }
-    }
+  if (auto path = file_of(s)) {
+    return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(*path)));
   }
+  std::string known;
+  for (const std::string& f : files()) known.append(" ").append(fs::path(f).stem().string());
   ref.fail("unknown engine profile '" + s +
            "' (expected a YAML file path or one of:" + (known.empty() ? " none" : known) + ")");
 }
@@ -65,18 +80,9 @@ EngineProfile EngineProfile::parse(const ConfigNode& file) {
 }
 
 std::optional<std::string> EngineProfile::find_for_image(const std::string& image) {
-  for (const std::string& dir : Catalog::default_dirs()) {
-    const fs::path engines = fs::path(dir) / "engines";
-    if (!fs::is_directory(engines)) continue;
-    std::vector<fs::path> files;
-    for (const auto& f : fs::directory_iterator(engines)) {
-      if (f.path().extension() == ".yaml") files.push_back(f.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) {
-      for (const std::string& s : parse(ConfigNode::load_file(f.string())).images) {
-        if (!s.empty() && image.find(s) != std::string::npos) return f.stem().string();
-      }
+  for (const std::string& f : files()) {
+    for (const std::string& s : parse(ConfigNode::load_file(f)).images) {
+      if (!s.empty() && image.find(s) != std::string::npos) return fs::path(f).stem().string();
     }
   }
   return std::nullopt;

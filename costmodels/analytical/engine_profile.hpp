@@ -41,8 +41,12 @@ struct EngineProfile {
   // file engines/<name>.yaml in the catalog folders. Unknown keys and GPU names are errors.
   static std::shared_ptr<const EngineProfile> load(const ConfigNode& ref);
   static EngineProfile parse(const ConfigNode& file);
-  // The name of the first profile under the catalog folders' engines/ (sorted by file name) whose
-  // `images` occurs in `image`; none when no profile claims it.
+  // Every engines/*.yaml under the catalog folders, folder by folder, sorted by file name.
+  static std::vector<std::string> files();
+  // The first of files() named <name>.yaml; none when absent.
+  static std::optional<std::string> file_of(const std::string& name);
+  // The name of the first of files() whose `images` occurs in `image`; none when no profile
+  // claims it.
   static std::optional<std::string> find_for_image(const std::string& image);
 
   // Applies this GPU's section (if any) to `params`.

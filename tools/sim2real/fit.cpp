@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -172,16 +171,8 @@ namespace {
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
-  std::string line;
-  for (char ch : text) {
-    if (ch == '\n') {
-      out.push_back(line);
-      line.clear();
-    } else {
-      line += ch;
-    }
-  }
-  if (!line.empty()) out.push_back(line);
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
   return out;
 }
 
@@ -268,17 +259,9 @@ std::string update_engine_file(const std::string& text, const std::string& name,
 std::vector<std::string> write_engine_files(const FitResult& f) {
   std::vector<std::string> written;
   for (const auto& [name, overhead] : f.constants.request_overhead_ns) {
-    std::string path;
-    for (const std::string& dir : Catalog::default_dirs()) {
-      const auto p = std::filesystem::path(dir) / "engines" / (name + ".yaml");
-      if (std::filesystem::is_regular_file(p)) {
-        path = p.string();
-        break;
-      }
-    }
-    if (path.empty()) {
-      throw InputError("--write: no file configs/engines/" + name + ".yaml to update");
-    }
+    const auto found = EngineProfile::file_of(name);
+    if (!found) throw InputError("--write: no file configs/engines/" + name + ".yaml to update");
+    const std::string& path = *found;
     std::ifstream in(path);
     std::stringstream buf;
     buf << in.rdbuf();

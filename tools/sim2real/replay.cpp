@@ -237,14 +237,16 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   const auto t0 = std::chrono::steady_clock::now();
   BuiltRun run;
   try {
-    res.config_yaml = make_config_yaml(e, o);
+    res.engine = engine_for(e, o);  // resolved once: by image unless forced
+    ReplayOptions resolved = o;
+    resolved.engine = res.engine;
+    res.config_yaml = make_config_yaml(e, resolved);
     const ConfigNode root =
         ConfigNode::parse(res.config_yaml, fmt::format("sim2real config of run {}", e.id));
     run = build_run(RunConfig::parse(root, o.seed));
   } catch (const InputError& err) {
     throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
   }
-  res.engine = engine_for(e, o);
   LatencyRecorder rec(static_cast<double>(run.cost_model->request_overhead_ns()) / 1e6);
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&rec});
   const EngineTotals totals = engine.run();
