@@ -9,6 +9,7 @@
 using namespace servesim;
 using Catch::Matchers::Contains;
 using servesim::test::drain;
+using servesim::test::error_of;
 using servesim::test::fixture;
 using servesim::test::make;
 
@@ -16,18 +17,6 @@ namespace {
 
 std::string trace_yaml(const std::string& format, const std::string& file) {
   return fmt::format("workload:\n  trace: {{format: {}, file: '{}'}}\n", format, file);
-}
-
-// The message of the InputError that building and draining `yaml`'s workload throws.
-std::string error_of(const std::string& yaml) {
-  try {
-    auto w = make(yaml);
-    drain(*w);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  FAIL("no InputError for:\n" << yaml);
-  return "";
 }
 
 const std::string kFixed = "{kind: fixed, prompt_tokens: 100, output_tokens: 10}";

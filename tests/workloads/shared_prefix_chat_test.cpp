@@ -15,6 +15,7 @@
 using namespace servesim;
 using Catch::Matchers::Contains;
 using servesim::test::drain;
+using servesim::test::error_of;
 using servesim::test::fixture;
 using servesim::test::make;
 
@@ -23,17 +24,6 @@ namespace {
 const std::string kChatLengths =
     "{kind: shared_prefix_chat, num_groups: 9, users_per_group: 5, system_prompt_tokens: 100, "
     "question_tokens: 447, output_tokens: 248}";
-
-std::string error_of(const std::string& yaml) {
-  try {
-    auto w = make(yaml);
-    drain(*w);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  FAIL("no InputError for:\n" << yaml);
-  return "";
-}
 
 }  // namespace
 

@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "sim/config_node.hpp"
+#include "sim/input_error.hpp"
 #include "sim/request.hpp"
 #include "sim/workload.hpp"
 #include "workloads/registry.hpp"
@@ -37,6 +40,18 @@ inline std::vector<RequestSpec> drain(Workload& w) {
   std::vector<RequestSpec> out;
   while (auto r = w.next()) out.push_back(*r);
   return out;
+}
+
+// The message of the InputError that building and draining `yaml`'s workload throws.
+inline std::string error_of(const std::string& yaml) {
+  try {
+    auto w = make(yaml);
+    drain(*w);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no InputError for:\n" << yaml);
+  return "";
 }
 
 }  // namespace servesim::test
