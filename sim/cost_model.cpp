@@ -1,5 +1,10 @@
 #include "sim/cost_model.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "sim/input_error.hpp"
+
 namespace servesim {
 
 std::string_view cost_component_name(CostComponent c) {
@@ -20,6 +25,22 @@ std::string_view cost_component_name(CostComponent c) {
       break;
   }
   return "?";
+}
+
+ScaledCostModel::ScaledCostModel(const CostModel& inner, double factor)
+    : inner_(inner), factor_(factor) {
+  if (!(factor > 0) || !std::isfinite(factor)) {
+    throw InputError("step-time scale factor must be a positive number");
+  }
+}
+
+StepCost ScaledCostModel::step(const BatchShape& batch, const ReplicaSpec& replica) const {
+  StepCost c = inner_.step(batch, replica);
+  c.total_ns = std::max<SimTime>(
+      1, static_cast<SimTime>(std::llround(static_cast<double>(c.total_ns) * factor_)));
+  for (double& v : c.breakdown_ns) v *= factor_;
+  c.energy_j *= factor_;
+  return c;
 }
 
 }  // namespace servesim

@@ -53,4 +53,19 @@ class CostModel {
   virtual SimTime request_overhead_ns() const { return 0; }
 };
 
+// Another cost model with every step time multiplied by `factor` (request overhead unchanged):
+// how much a run's answer moves when step pricing is off by a given fraction (sim2real's
+// sensitivity). `inner` must outlive it.
+class ScaledCostModel final : public CostModel {
+ public:
+  ScaledCostModel(const CostModel& inner, double factor);
+  std::string_view name() const override { return inner_.name(); }
+  StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
+  SimTime request_overhead_ns() const override { return inner_.request_overhead_ns(); }
+
+ private:
+  const CostModel& inner_;
+  double factor_;
+};
+
 }  // namespace servesim

@@ -56,6 +56,11 @@ int main(int argc, char** argv) {
   app.add_option("--async-scheduling", options.async_scheduling,
                  "auto (default): vLLM's async scheduling for images >= 0.12; off: never")
       ->check(CLI::IsMember({"off", "auto"}));
+  double sensitivity_pct = 2;
+  app.add_option("--sensitivity", sensitivity_pct,
+                 "Replay each run twice more with every step time +/- this many percent and "
+                 "report how far the metrics move (default 2; 0: skip)")
+      ->check(CLI::Range(0.0, 50.0));
   app.add_option("--engine", options.engine,
                  "Engine profile for every run: a name under configs/engines/, a YAML file, or "
                  "an inline YAML map (default: per run, the profile whose images match)");
@@ -94,6 +99,7 @@ int main(int argc, char** argv) {
         for (const auto& path : write_engine_files(f)) std::cerr << "wrote " << path << "\n";
       }
     }
+    options.sensitivity_delta = sensitivity_pct / 100.0;
     report.options = options;
     for (const Experiment* e : selected) {
       report.runs.push_back(replay(*e, options, csv));

@@ -2,6 +2,7 @@
 
 #include "costmodels/fixed/fixed_cost_model.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
+#include "sim/input_error.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;
@@ -24,6 +25,43 @@ TEST_CASE("the fixed model adds prefill tokens, a per-step decode cost and respe
   const StepCost c = cm.step(small, r);
   CHECK(c.total_ns == 2000);
   CHECK(c[CostComponent::kHost] == Approx(1700));
+}
+
+namespace {
+// The fixed model with a request overhead of 7 ms.
+class FixedWithOverhead final : public CostModel {
+ public:
+  std::string_view name() const override { return "fixed"; }
+  StepCost step(const BatchShape& b, const ReplicaSpec& r) const override {
+    return fixed_.step(b, r);
+  }
+  SimTime request_overhead_ns() const override { return 7'000'000; }
+
+ private:
+  FixedCostModel fixed_{FixedCostModel::Params{100, 5000, 10, 2000}};
+};
+}  // namespace
+
+TEST_CASE("a scaled cost model multiplies step times and their breakdown, not request overhead",
+          "[costmodels][fixed][scaled]") {
+  const ReplicaSpec r = testing::replica_of(testing::a100_like(), testing::llama2_7b_like());
+  const FixedWithOverhead inner;
+  BatchShape b;
+  b.prefills.push_back({300, 0});
+  b.decode_contexts = {5, 6, 7};
+  const StepCost base = inner.step(b, r);
+  REQUIRE(base.total_ns == 35030);
+  const ScaledCostModel up(inner, 1.02);
+  const StepCost c = up.step(b, r);
+  CHECK(c.total_ns == 35731);  // 35030 × 1.02 = 35730.6, rounded
+  for (std::size_t i = 0; i < kNumCostComponents; ++i) {
+    CHECK(c.breakdown_ns[i] == Approx(base.breakdown_ns[i] * 1.02));
+  }
+  CHECK(up.name() == "fixed");
+  CHECK(up.request_overhead_ns() == 7'000'000);
+  CHECK(ScaledCostModel(inner, 0.5).step(b, r).total_ns == 17515);
+  CHECK_THROWS_AS(ScaledCostModel(inner, 0), InputError);
+  CHECK_THROWS_AS(ScaledCostModel(inner, -1), InputError);
 }
 
 TEST_CASE("the roofline model is memory-bound at one token and compute-bound at many",

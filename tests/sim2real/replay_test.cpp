@@ -1,6 +1,7 @@
 #include "tools/sim2real/replay.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -159,6 +160,63 @@ TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression
   for (const auto& n : r.notes) CHECK_THAT(n, !Contains("simulated queueing"));
   CHECK(r.sim_wait_p99_ms < 100);
   CHECK(r.wall_s < 10);
+}
+
+TEST_CASE("a two-stage trace is scored per stage on its contiguous rate x duration rows",
+          "[sim2real][replay][data]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  const Experiment& e = find(runs, "tv-l2-7b-codegen");  // 5 req/s then 10 req/s, 600 s each
+  const RunResult r = replay(e, ReplayOptions{}, csv);
+  REQUIRE(r.stages.size() == 2);
+  CHECK(r.stages[0].requests == 3000);
+  CHECK(r.stages[1].requests == 6000);
+  CHECK(r.stages[0].scored_requests == 3000);
+  CHECK(r.stages[1].scored_requests == 6000);
+  // Scored against the CSV's s0_* / s1_* columns.
+  CHECK(r.stages[0].real.itl_mean == Approx(9.264));
+  CHECK(r.stages[1].real.e2e_mean == Approx(2215.948));
+  CHECK(r.stages[1].score.metrics[0].sim == Approx(r.stages[1].sim.e2e_mean));
+  // The run's mean is the request-weighted mean of the stages' means.
+  CHECK(r.sim.e2e_mean ==
+        Approx((3000 * r.stages[0].sim.e2e_mean + 6000 * r.stages[1].sim.e2e_mean) / 9000));
+  CHECK(r.sim.ttft_mean ==
+        Approx((3000 * r.stages[0].sim.ttft_mean + 6000 * r.stages[1].sim.ttft_mean) / 9000));
+  // More load, longer steps: the second stage's simulated ITL is the larger, as measured.
+  CHECK(r.stages[1].sim.itl_mean > r.stages[0].sim.itl_mean);
+  CHECK_FALSE(r.sensitivity);  // not asked for
+  CHECK(std::isnan(r.stages[0].e2e_gain));
+  // One stage only: no per-stage rows.
+  CHECK(replay(find(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv).stages.empty());
+}
+
+TEST_CASE("the step-time sensitivity is near 1 at light load and grows near capacity",
+          "[sim2real][replay][data]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  ReplayOptions o;
+  o.sensitivity_delta = 0.02;
+  // Light load (roleplay, 6 req/s): latency follows step time about one to one.
+  const RunResult light = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  REQUIRE(light.sensitivity);
+  CHECK(light.sensitivity->delta == 0.02);
+  CHECK(light.sensitivity->up_pct.e2e_mean > 0);
+  CHECK(light.sensitivity->down_pct.e2e_mean < 0);
+  CHECK(light.sensitivity->e2e_gain > 0.8);
+  CHECK(light.sensitivity->e2e_gain < 2.0);
+  // General at 20 req/s runs near the simulated capacity: a step-time error grows in the queue,
+  // in that stage far more than in the 8 req/s one.
+  const RunResult heavy = replay(find(runs, "tv-l2-7b-general"), o, csv);
+  REQUIRE(heavy.sensitivity);
+  REQUIRE(heavy.stages.size() == 2);
+  CHECK(heavy.sensitivity->e2e_gain > 2.0);
+  CHECK(heavy.stages[1].e2e_gain > 2.0);
+  CHECK(heavy.stages[0].e2e_gain < 2.0);
+  // The extra replays leave the scored replay as it is.
+  const RunResult plain = replay(find(runs, "tv-l2-7b-general"), ReplayOptions{}, csv);
+  CHECK(plain.sim.e2e_mean == heavy.sim.e2e_mean);
 }
 
 TEST_CASE("the per-request overhead shifts TTFT and E2E of every request and leaves ITL alone",

@@ -91,6 +91,7 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
   auto objective = [&](const EngineConstants& k) {
     ReplayOptions o = base;
     o.engine_substitutes = substitutes(k);
+    o.sensitivity_delta = 0;
     // Mean over runs and over each run's seven metrics: every metric pulls (a run's median over
     // metrics would ignore the three TTFT metrics whenever E2E and ITL agree).
     double sum = 0;

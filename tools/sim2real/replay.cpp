@@ -1,6 +1,7 @@
 #include "tools/sim2real/replay.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -21,7 +22,7 @@ namespace {
 // Per-request times of a run, indexed by request id (= the workload's yield order).
 class LatencyRecorder final : public RunObserver {
  public:
-  explicit LatencyRecorder(double overhead_ms) : overhead_ms_(overhead_ms) {}
+  explicit LatencyRecorder(double overhead_ms = 0) : overhead_ms_(overhead_ms) {}
   void on_request_done(const Request& r, bool rejected) override {
     const auto id = static_cast<std::size_t>(r.id);
     if (latencies.size() <= id) {
@@ -44,12 +45,35 @@ class LatencyRecorder final : public RunObserver {
   std::vector<std::int32_t> outputs;
   std::vector<double> waits_ms;  // arrival → first scheduled, per finished request
   std::int64_t preemptions = 0;
+  std::int64_t arrived = 0;  // requests the workload issued (EngineTotals::arrived)
   double step_ns = 0;
   std::int64_t steps = 0;
 
  private:
   double overhead_ms_;
 };
+
+// Builds and runs `config` with every step time multiplied by `step_scale`, recording each
+// request.
+LatencyRecorder record_run(const RunConfig& config, double step_scale) {
+  BuiltRun run = build_run(config);
+  LatencyRecorder rec(static_cast<double>(run.cost_model->request_overhead_ns()) / 1e6);
+  const ScaledCostModel scaled(*run.cost_model, step_scale);
+  const CostModel& cost =
+      step_scale == 1.0 ? *run.cost_model : static_cast<const CostModel&>(scaled);
+  Engine engine(run.fleet, *run.router, *run.workload, cost, {&rec});
+  rec.arrived = engine.run().arrived;
+  return rec;
+}
+
+// Signed change (%) of every metric from `base` to `moved`.
+Metrics change_pct(const Metrics& base, const Metrics& moved) {
+  Metrics d;
+  for (std::size_t i = 0; i < metric_names().size(); ++i) {
+    set_metric(d, i, (metric(moved, i) - metric(base, i)) / metric(base, i) * 100.0);
+  }
+  return d;
+}
 
 std::string precision_key(const Experiment& e) {
   const std::string p = lowercase(e.precision);
@@ -235,7 +259,8 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   std::vector<TraceRequest> trace;
   if (res.kind == ReplayKind::kExact) trace = read_trace(e.trace_file);
   const auto t0 = std::chrono::steady_clock::now();
-  BuiltRun run;
+  RunConfig config;
+  LatencyRecorder rec;
   try {
     res.engine = engine_for(e, o);  // resolved once: by image unless forced
     ReplayOptions resolved = o;
@@ -243,15 +268,13 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     res.config_yaml = make_config_yaml(e, resolved);
     const ConfigNode root =
         ConfigNode::parse(res.config_yaml, fmt::format("sim2real config of run {}", e.id));
-    run = build_run(RunConfig::parse(root, o.seed));
+    config = RunConfig::parse(root, o.seed);
+    rec = record_run(config, 1.0);
   } catch (const InputError& err) {
     throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
   }
-  LatencyRecorder rec(static_cast<double>(run.cost_model->request_overhead_ns()) / 1e6);
-  Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&rec});
-  const EngineTotals totals = engine.run();
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  res.requests = totals.arrived;
+  res.requests = rec.arrived;
   res.preemptions = rec.preemptions;
   // Queueing in the simulation: a request normally waits at most about a step before it is
   // scheduled; a p99 wait of many steps means the simulated server ran at or past capacity, where
@@ -268,8 +291,6 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     }
   }
 
-  std::vector<Latency> scored;
-  double out_sum = 0;
   if (res.kind == ReplayKind::kExact) {
     if (res.stage0_only) {
       const double end = e.stages[0].duration_s;
@@ -283,31 +304,99 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
                                    rec.latencies.size(), trace.size()));
     }
     std::vector<std::optional<Latency>> real(trace.size());
-    std::int64_t n_ok = 0;
     for (std::size_t i = 0; i < trace.size(); ++i) {
-      if (trace[i].error) continue;
-      ++n_ok;
-      out_sum += trace[i].output_tokens;
-      real[i] = Latency{trace[i].e2e_ms, trace[i].ttft_ms};
-      if (rec.latencies[i]) scored.push_back(*rec.latencies[i]);
+      if (!trace[i].error) real[i] = Latency{trace[i].e2e_ms, trace[i].ttft_ms};
     }
-    res.mean_output_tokens = out_sum / static_cast<double>(std::max<std::int64_t>(1, n_ok));
     res.per_request = request_errors(rec.latencies, real);
-  } else {
-    for (std::size_t i = 0; i < rec.latencies.size(); ++i) {
-      if (!rec.latencies[i]) continue;
-      scored.push_back(*rec.latencies[i]);
-      out_sum += rec.outputs[i];
-    }
-    res.mean_output_tokens = out_sum / static_cast<double>(std::max<std::size_t>(1, scored.size()));
   }
-  res.scored_requests = static_cast<std::int64_t>(scored.size());
-  if (scored.empty()) {
+  // The simulated metrics of requests [lo, hi) of recording `r`: over the rows the server
+  // completed (exact) or every simulated request that finished (approximate); ITL's denominator
+  // is the measured mean output of those rows when there is a trace.
+  const auto simulate_range = [&](const LatencyRecorder& r, std::size_t lo, std::size_t hi,
+                                  std::int64_t& scored_count, double& mean_output) {
+    std::vector<Latency> scored;
+    double out_sum = 0;
+    std::int64_t n_out = 0;
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (res.kind == ReplayKind::kExact) {
+        if (trace[i].error) continue;
+        out_sum += trace[i].output_tokens;
+        ++n_out;
+        if (r.latencies[i]) scored.push_back(*r.latencies[i]);
+      } else if (r.latencies[i]) {
+        scored.push_back(*r.latencies[i]);
+        out_sum += r.outputs[i];
+        ++n_out;
+      }
+    }
+    scored_count = static_cast<std::int64_t>(scored.size());
+    mean_output = out_sum / static_cast<double>(std::max<std::int64_t>(1, n_out));
+    return scored.empty() ? Metrics{} : metrics_of(scored, mean_output);
+  };
+  const std::size_t n = rec.latencies.size();
+  res.sim = simulate_range(rec, 0, n, res.scored_requests, res.mean_output_tokens);
+  if (res.scored_requests == 0) {
     throw InputError(fmt::format("{}:{}: run {}: no request finished in the simulation", csv_path,
                                  e.line, e.id));
   }
-  res.sim = metrics_of(scored, res.mean_output_tokens);
   res.score = score_run(res.sim, res.real);
+
+  // Stage k = requests [begin[k], begin[k + 1]).
+  std::vector<std::size_t> begin;
+  if (e.stages.size() > 1 && e.stage_real.size() == e.stages.size() && !res.stage0_only) {
+    begin.push_back(0);
+    for (const Stage& st : e.stages) {
+      begin.push_back(begin.back() + static_cast<std::size_t>(std::llround(st.rate * st.duration_s)));
+    }
+    if (begin.back() != n) {
+      res.notes.push_back(fmt::format(
+          "no per-stage scores: {} requests, while the stages schedule rate x duration = {}", n,
+          begin.back()));
+      begin.clear();
+    }
+  }
+  for (std::size_t k = 0; k + 1 < begin.size(); ++k) {
+    StageResult st;
+    st.index = k;
+    st.stage = e.stages[k];
+    st.requests = static_cast<std::int64_t>(begin[k + 1] - begin[k]);
+    double mean_output = 0;
+    st.sim = simulate_range(rec, begin[k], begin[k + 1], st.scored_requests, mean_output);
+    st.real = e.stage_real[k];
+    if (st.scored_requests > 0) st.score = score_run(st.sim, st.real);
+    res.stages.push_back(std::move(st));
+  }
+
+  // The same replay with every step time off by ±delta: how far a step-pricing error carries
+  // into the answer (near capacity, queueing multiplies it).
+  if (o.sensitivity_delta > 0) {
+    Sensitivity sens;
+    sens.delta = o.sensitivity_delta;
+    std::array<LatencyRecorder, 2> moved{record_run(config, 1 + o.sensitivity_delta),
+                                         record_run(config, 1 - o.sensitivity_delta)};
+    for (auto& r : moved) r.latencies.resize(n);
+    const auto gain = [&](std::size_t lo, std::size_t hi, const Metrics& base, Metrics& up,
+                          Metrics& down) {
+      std::int64_t count = 0;
+      double mean_output = 0;
+      up = change_pct(base, simulate_range(moved[0], lo, hi, count, mean_output));
+      down = change_pct(base, simulate_range(moved[1], lo, hi, count, mean_output));
+      return (up.e2e_mean - down.e2e_mean) / (200.0 * o.sensitivity_delta);
+    };
+    sens.e2e_gain = gain(0, n, res.sim, sens.up_pct, sens.down_pct);
+    for (StageResult& st : res.stages) {
+      if (st.scored_requests == 0) continue;
+      Metrics up, down;
+      st.e2e_gain = gain(begin[st.index], begin[st.index + 1], st.sim, up, down);
+    }
+    res.sensitivity = sens;
+    if (sens.e2e_gain > 2) {
+      res.notes.push_back(fmt::format(
+          "fragile: a 1% step-time error moves the simulated E2E mean by {:.1f}%; the run sits "
+          "near the simulated server's capacity",
+          sens.e2e_gain));
+    }
+  }
   return res;
 }
 

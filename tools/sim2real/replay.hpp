@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -35,6 +36,9 @@ struct ReplayOptions {
   // "auto" (default): scheduler.async_scheduling for images whose vLLM turns it on by default
   // (≥ 0.12); "off": never.
   std::string async_scheduling = "auto";
+  // > 0: replay twice more with every step time × (1 ± delta) and report how far the metrics
+  // move (RunResult::sensitivity); 0 (default): no extra replays.
+  double sensitivity_delta = 0;
 };
 
 // The workload as replayed.
@@ -68,6 +72,31 @@ enum class RunGroup { kScored, kOverloaded };
 // of the requests failed; such a replay is reported but left out of the medians.
 RunGroup classify(const Experiment& e);
 
+// One load stage of a multi-stage run, scored against its s<k>_* metrics: inference-perf issues
+// exactly rate × duration requests per stage, in order, so stage k is a contiguous range of
+// trace rows (or of the regenerated workload's requests).
+struct StageResult {
+  std::size_t index = 0;
+  Stage stage;
+  std::int64_t requests = 0;         // rows (requests) of the stage
+  std::int64_t scored_requests = 0;  // simulated requests the metrics use
+  Metrics sim;
+  Metrics real;  // s<index>_*
+  RunScore score;
+  double e2e_gain = std::nan("");  // as Sensitivity::e2e_gain, over this stage's requests
+};
+
+// How far a run's simulated metrics move when every step time is off by ±delta: a 1% step-time
+// error moves E2E mean by about e2e_gain %. Near 1 at light load; well above 1 near capacity,
+// where the queue turns small pricing errors into large latency errors, so an answer there can
+// be trusted only as far as step pricing is accurate to 1/e2e_gain.
+struct Sensitivity {
+  double delta = 0;
+  Metrics up_pct;    // signed change (%) of each metric with step times × (1 + delta)
+  Metrics down_pct;  // … × (1 − delta)
+  double e2e_gain = 0;  // (E2E(+delta) − E2E(−delta)) / E2E / (2 delta)
+};
+
 struct RunResult {
   const Experiment* experiment = nullptr;
   ReplayKind kind = ReplayKind::kApproximate;
@@ -79,6 +108,10 @@ struct RunResult {
   Metrics real;  // what it is scored against: summ_*, or s0_* for a stage-0-only replay
   bool stage0_only = false;
   RunScore score;
+  // Per stage, for runs of two or more stages with per-stage measurements (not for stage-0-only
+  // replays, which are scored on stage 0 as a whole); diagnostic, outside the medians.
+  std::vector<StageResult> stages;
+  std::optional<Sensitivity> sensitivity;  // when ReplayOptions::sensitivity_delta > 0
   std::optional<RequestErrors> per_request;  // exact replays only
   std::int64_t requests = 0;                 // simulated requests
   std::int64_t scored_requests = 0;          // used for the simulated metrics

@@ -21,9 +21,22 @@ nlohmann::json median_json(const MedianScore& m) {
   return j;
 }
 
+// {"e2e_mean": {"sim": …, "real": …, "ape": …, "signed": …}, …}
+nlohmann::json metrics_json(const RunScore& score) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t i = 0; i < metric_names().size(); ++i) {
+    const MetricScore& m = score.metrics[i];
+    j[metric_names()[i]] = {{"sim", number(m.sim)},
+                            {"real", number(m.real)},
+                            {"ape", number(m.ape)},
+                            {"signed", number(m.signed_pct)}};
+  }
+  return j;
+}
+
 std::string median_line(const std::string& label, const MedianScore& m) {
-  std::string out = fmt::format("{:<34}{:>4}", label, m.runs);
-  for (double v : m.metrics) out += fmt::format("{:>9.1f}", v);
+  std::string out = fmt::format("{:<42}{:>4}", label, m.runs);
+  for (double v : m.metrics) out += fmt::format("{:>10.1f}", v);
   out += fmt::format("{:>9.1f}\n", m.overall);
   return out;
 }
@@ -100,10 +113,36 @@ std::string format_table(const Report& report) {
           q.matched, q.e2e_p10, q.e2e_p50, q.e2e_p90, q.e2e_abs_p50, q.e2e_abs_p90, q.ttft_p10,
           q.ttft_p50, q.ttft_p90, q.ttft_abs_p50, q.ttft_abs_p90);
     }
+    if (r.sensitivity) {
+      const Sensitivity& v = *r.sensitivity;
+      out += fmt::format(
+          "  sensitivity: step times {:+g}% / {:+g}% move E2E mean {:+.1f}% / {:+.1f}%, TTFT mean "
+          "{:+.1f}% / {:+.1f}%, ITL mean {:+.1f}% / {:+.1f}%: E2E gain {:.1f}\n",
+          v.delta * 100, -v.delta * 100, v.up_pct.e2e_mean, v.down_pct.e2e_mean,
+          v.up_pct.ttft_mean, v.down_pct.ttft_mean, v.up_pct.itl_mean, v.down_pct.itl_mean,
+          v.e2e_gain);
+    }
+    if (!r.stages.empty()) {
+      out += fmt::format("  per stage, signed error (%)  {:>7}", "req");
+      for (const auto& n : metric_names()) out += fmt::format("{:>10}", n);
+      out += fmt::format("{:>9}{}\n", "overall", r.sensitivity ? "  E2E gain" : "");
+      for (const StageResult& st : r.stages) {
+        out += fmt::format("    s{} {:>6g} req/s x {:>4g} s {:>7}", st.index, st.stage.rate,
+                           st.stage.duration_s, st.requests);
+        if (st.scored_requests == 0) {
+          out += "  no request finished in the simulation\n";
+          continue;
+        }
+        for (const MetricScore& m : st.score.metrics) out += fmt::format("{:>+10.1f}", m.signed_pct);
+        out += fmt::format("{:>8.1f}%", st.score.overall);
+        if (r.sensitivity) out += fmt::format("{:>10.1f}", st.e2e_gain);
+        out += "\n";
+      }
+    }
     for (const auto& n : r.notes) out += "  note: " + n + "\n";
   }
-  out += "\nmedian APE (%)                    runs";
-  for (const auto& n : metric_names()) out += fmt::format("{:>9}", n);
+  out += fmt::format("\n{:<42}{:>4}", "median APE (%)", "runs");
+  for (const auto& n : metric_names()) out += fmt::format("{:>10}", n);
   out += fmt::format("{:>9}\n", "overall");
   if (report.median.runs > 0) out += median_line("all scored (not overloaded)", report.median);
   for (const auto& s : report.sets) {
@@ -137,14 +176,34 @@ nlohmann::json to_json(const Report& report) {
     j["mean_output_tokens"] = number(r.mean_output_tokens);
     j["wall_s"] = number(r.wall_s);
     j["notes"] = r.notes;
-    for (std::size_t i = 0; i < metric_names().size(); ++i) {
-      const MetricScore& m = r.score.metrics[i];
-      j["metrics"][metric_names()[i]] = {{"sim", number(m.sim)},
-                                         {"real", number(m.real)},
-                                         {"ape", number(m.ape)},
-                                         {"signed", number(m.signed_pct)}};
-    }
+    j["metrics"] = metrics_json(r.score);
     j["overall"] = number(r.score.overall);
+    j["stages"] = nlohmann::json::array();
+    for (const StageResult& st : r.stages) {
+      nlohmann::json s = {{"index", st.index},
+                          {"rate", st.stage.rate},
+                          {"duration_s", st.stage.duration_s},
+                          {"requests", st.requests},
+                          {"scored_requests", st.scored_requests}};
+      if (st.scored_requests > 0) {
+        s["metrics"] = metrics_json(st.score);
+        s["overall"] = number(st.score.overall);
+        s["e2e_gain"] = number(st.e2e_gain);
+      }
+      j["stages"].push_back(s);
+    }
+    if (r.sensitivity) {
+      const Sensitivity& v = *r.sensitivity;
+      nlohmann::json up, down;
+      for (std::size_t i = 0; i < metric_names().size(); ++i) {
+        up[metric_names()[i]] = number(metric(v.up_pct, i));
+        down[metric_names()[i]] = number(metric(v.down_pct, i));
+      }
+      j["sensitivity"] = {{"delta_pct", number(v.delta * 100)},
+                          {"e2e_gain", number(v.e2e_gain)},
+                          {"up_pct", up},
+                          {"down_pct", down}};
+    }
     if (r.per_request) {
       const RequestErrors& q = *r.per_request;
       j["per_request"] = {{"matched", q.matched},
@@ -174,6 +233,7 @@ nlohmann::json to_json(const Report& report) {
                     {"stage_gap_s", report.options.stage_gap_s},
                     {"engine", report.options.engine},
                     {"async_scheduling", report.options.async_scheduling},
+                    {"sensitivity_pct", report.options.sensitivity_delta * 100},
                     {"engine_substitutes", report.options.engine_substitutes}};
   return doc;
 }
