@@ -346,7 +346,8 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   if (e.stages.size() > 1 && e.stage_real.size() == e.stages.size() && !res.stage0_only) {
     begin.push_back(0);
     for (const Stage& st : e.stages) {
-      begin.push_back(begin.back() + static_cast<std::size_t>(std::llround(st.rate * st.duration_s)));
+      begin.push_back(begin.back() +
+                      static_cast<std::size_t>(std::llround(st.rate * st.duration_s)));
     }
     if (begin.back() != n) {
       res.notes.push_back(fmt::format(

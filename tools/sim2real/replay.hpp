@@ -92,8 +92,8 @@ struct StageResult {
 // be trusted only as far as step pricing is accurate to 1/e2e_gain.
 struct Sensitivity {
   double delta = 0;
-  Metrics up_pct;    // signed change (%) of each metric with step times × (1 + delta)
-  Metrics down_pct;  // … × (1 − delta)
+  Metrics up_pct;       // signed change (%) of each metric with step times × (1 + delta)
+  Metrics down_pct;     // … × (1 − delta)
   double e2e_gain = 0;  // (E2E(+delta) − E2E(−delta)) / E2E / (2 delta)
 };
 
@@ -111,7 +111,7 @@ struct RunResult {
   // Per stage, for runs of two or more stages with per-stage measurements (not for stage-0-only
   // replays, which are scored on stage 0 as a whole); diagnostic, outside the medians.
   std::vector<StageResult> stages;
-  std::optional<Sensitivity> sensitivity;  // when ReplayOptions::sensitivity_delta > 0
+  std::optional<Sensitivity> sensitivity;    // when ReplayOptions::sensitivity_delta > 0
   std::optional<RequestErrors> per_request;  // exact replays only
   std::int64_t requests = 0;                 // simulated requests
   std::int64_t scored_requests = 0;          // used for the simulated metrics

@@ -118,9 +118,8 @@ std::string format_table(const Report& report) {
       out += fmt::format(
           "  sensitivity: step times {:+g}% / {:+g}% move E2E mean {:+.1f}% / {:+.1f}%, TTFT mean "
           "{:+.1f}% / {:+.1f}%, ITL mean {:+.1f}% / {:+.1f}%: E2E gain {:.1f}\n",
-          v.delta * 100, -v.delta * 100, v.up_pct.e2e_mean, v.down_pct.e2e_mean,
-          v.up_pct.ttft_mean, v.down_pct.ttft_mean, v.up_pct.itl_mean, v.down_pct.itl_mean,
-          v.e2e_gain);
+          v.delta * 100, -v.delta * 100, v.up_pct.e2e_mean, v.down_pct.e2e_mean, v.up_pct.ttft_mean,
+          v.down_pct.ttft_mean, v.up_pct.itl_mean, v.down_pct.itl_mean, v.e2e_gain);
     }
     if (!r.stages.empty()) {
       out += fmt::format("  per stage, signed error (%)  {:>7}", "req");
@@ -133,7 +132,8 @@ std::string format_table(const Report& report) {
           out += "  no request finished in the simulation\n";
           continue;
         }
-        for (const MetricScore& m : st.score.metrics) out += fmt::format("{:>+10.1f}", m.signed_pct);
+        for (const MetricScore& m : st.score.metrics)
+          out += fmt::format("{:>+10.1f}", m.signed_pct);
         out += fmt::format("{:>8.1f}%", st.score.overall);
         if (r.sensitivity) out += fmt::format("{:>10.1f}", st.e2e_gain);
         out += "\n";
