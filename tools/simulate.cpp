@@ -1,4 +1,4 @@
-// simulate CONFIG [--set key.path=value]... [--out DIR] [--seed N] [--quiet]
+// simulate CONFIG [--set key.path=value]... [--out DIR] [--seed N] [--quiet] [--sensitivity PCT]
 // Runs one simulation and prints its summary table; writes summary.json, requests.h5, steps.h5,
 // trace.json (and CSV for small runs) into the output folder.
 #include <iostream>
@@ -23,6 +23,11 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--quiet,-q", quiet, "Print nothing but errors");
   app.add_flag("--no-outputs", no_outputs, "Write no files (summary table only)");
+  double sensitivity_pct = 0;
+  app.add_option("--sensitivity", sensitivity_pct,
+                 "Run twice more with every step time +/- this many percent and report how far "
+                 "each latency moves per 1% of step-time error (default 0: off)")
+      ->check(CLI::Range(0.0, 50.0));
   return servesim::tool_main(app, argc, argv, [&] {
     const auto cfg = servesim::load_run_config(config, overrides, seed);
     auto run = servesim::build_run(cfg);
@@ -30,6 +35,7 @@ int main(int argc, char** argv) {
     options.out_dir = out_dir;
     options.write_outputs = !no_outputs;
     options.progress = !quiet && isatty(STDERR_FILENO);
+    options.sensitivity_delta = sensitivity_pct / 100.0;
     const auto summary = servesim::execute_run(run, options);
     if (!quiet) std::cout << servesim::format_summary_table(summary);
     return 0;

@@ -109,6 +109,45 @@ BuiltRun build_run(const RunConfig& config) {
   return run;
 }
 
+namespace {
+
+// The metrics summary of `config` run with every step time × `scale` (no outputs).
+nlohmann::json scaled_summary(const RunConfig& config, double scale) {
+  BuiltRun run = build_run(config);
+  const ScaledCostModel scaled(*run.cost_model, scale);
+  MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
+  Engine engine(run.fleet, *run.router, *run.workload, scaled, {&metrics});
+  const EngineTotals totals = engine.run();
+  return metrics.summary(totals, run.fleet);
+}
+
+// summary["sensitivity"]: how far the answer moves when every step time is off by ±delta.
+// gain = (x(+delta) − x(−delta)) / x / (2 delta) per latency statistic: a 1% step-time error
+// moves x by about gain %; SLO attainment is given at both ends.
+nlohmann::json step_time_sensitivity(const RunConfig& config, const nlohmann::json& base,
+                                     double delta) {
+  const nlohmann::json up = scaled_summary(config, 1 + delta);
+  const nlohmann::json down = scaled_summary(config, 1 - delta);
+  nlohmann::json s;
+  s["delta_pct"] = delta * 100;
+  for (const auto& [metric, stats] : base["latency_ms"].items()) {
+    for (const char* stat : {"mean", "p50", "p90", "p99"}) {
+      const double x = stats[stat].get<double>();
+      const double hi = up["latency_ms"][metric][stat].get<double>();
+      const double lo = down["latency_ms"][metric][stat].get<double>();
+      s["gain"][metric][stat] = x > 0 ? (hi - lo) / x / (2 * delta) : 0.0;
+    }
+  }
+  if (!base["slo"].is_null()) {
+    s["slo_attainment"] = {{"base", base["slo"]["attainment"]},
+                           {"up", up["slo"]["attainment"]},
+                           {"down", down["slo"]["attainment"]}};
+  }
+  return s;
+}
+
+}  // namespace
+
 nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   MetricsCollector metrics(run.config.slo, run.cost_model->request_overhead_ns());
   std::vector<RunObserver*> observers{&metrics};
@@ -133,13 +172,18 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   }
   const EngineTotals totals = engine.run();
   if (options.progress) std::cerr << "\n";
+  const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet);
+  nlohmann::json sensitivity;
+  if (options.sensitivity_delta > 0) {
+    sensitivity = step_time_sensitivity(run.config, metrics_summary, options.sensitivity_delta);
+  }
   nlohmann::json summary;
   summary["name"] = run.config.name;
   summary["seed"] = run.config.seed;
   summary["cost_model"] = std::string(run.cost_model->name());
   summary["workload"] = std::string(run.workload->name());
-  const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet);
   for (const auto& [k, v] : metrics_summary.items()) summary[k] = v;
+  if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
   if (writers) {
     summary["outputs"] = writers->close();
     std::ofstream out(fs::path(dir) / "summary.json");
@@ -174,6 +218,22 @@ std::string format_summary_table(const nlohmann::json& s) {
     out += fmt::format("SLO        attainment {:.2f}%   goodput {:.2f} req/s\n",
                        100.0 * s["slo"]["attainment"].get<double>(),
                        s["slo"]["goodput_requests_per_s"].get<double>());
+  }
+  if (s.contains("sensitivity")) {
+    const auto& v = s["sensitivity"];
+    const auto& g = v["gain"];
+    out += fmt::format(
+        "sensitivity step times ±{:g}%: % change per 1% step-time error: ttft mean {:.1f} p99 "
+        "{:.1f}, tpot mean {:.1f}, e2e mean {:.1f} p99 {:.1f}\n",
+        v["delta_pct"].get<double>(), g["ttft"]["mean"].get<double>(),
+        g["ttft"]["p99"].get<double>(), g["tpot"]["mean"].get<double>(),
+        g["e2e"]["mean"].get<double>(), g["e2e"]["p99"].get<double>());
+    if (v.contains("slo_attainment")) {
+      const auto& a = v["slo_attainment"];
+      out += fmt::format("           SLO attainment {:.2f}% at +{:g}%, {:.2f}% at -{:g}%\n",
+                         100.0 * a["up"].get<double>(), v["delta_pct"].get<double>(),
+                         100.0 * a["down"].get<double>(), v["delta_pct"].get<double>());
+    }
   }
   for (const auto& r : s["replicas"]) {
     out +=

@@ -39,6 +39,9 @@ struct RunOptions {
   std::string out_dir;        // "" = the config's output.dir or out/<name>
   bool write_outputs = true;  // false: summary only, in memory (sweeps, tests)
   bool progress = false;      // progress line on stderr
+  // > 0: run twice more (no outputs) with every step time × (1 ± sensitivity_delta) and add
+  // summary["sensitivity"]: per latency metric, the % change per 1% of step-time error (gain).
+  double sensitivity_delta = 0;
 };
 
 // Runs a built run to the end. Returns summary.json's document (also written when outputs are).

@@ -168,4 +168,30 @@ TEST_CASE("overriding workload.num_requests with --set limits the run", "[set]")
   CHECK(CsvTable(dir / "requests.csv").rows().size() == 50);
 }
 
+TEST_CASE("simulate --sensitivity reports how far latencies move per 1% of step-time error",
+          "[outputs][sensitivity]") {
+  const std::string golden = fixture("configs/golden_fixed.yaml").string();
+  // One request at a time (1 req/s, 16 ms each): every latency is a sum of step times, so it
+  // moves exactly with them.
+  const auto light = read_json(run_ok("sensitivity_light", {golden, "--sensitivity", "2"}) /
+                               "summary.json")["sensitivity"];
+  CHECK(light["delta_pct"] == 2.0);
+  for (const char* m : {"ttft", "tpot", "e2e"}) {
+    for (const char* stat : {"mean", "p50", "p99"}) {
+      INFO(m << " " << stat);
+      CHECK(light["gain"][m][stat].get<double>() == Approx(1.0).margin(1e-6));
+    }
+  }
+  // 100 req/s: requests overlap and wait for each other's steps; the wait grows with step time
+  // while the arrival times stay put, so the mean E2E moves more than the step times.
+  const auto busy = read_json(
+      run_ok("sensitivity_busy", {golden, "--sensitivity", "2", "--set", "workload.arrival.qps=100",
+                                  "--set", "workload.num_requests=200"}) /
+      "summary.json")["sensitivity"];
+  CHECK(busy["gain"]["e2e"]["mean"].get<double>() > 1.1);
+  // Off by default.
+  CHECK_FALSE(
+      read_json(run_ok("sensitivity_off", {golden}) / "summary.json").contains("sensitivity"));
+}
+
 }  // namespace servesim::test
