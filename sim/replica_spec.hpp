@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "sim/gpu_spec.hpp"
 
@@ -8,6 +11,20 @@ namespace servesim {
 
 // Numeric formats a replica runs in.
 enum class Precision { kBf16, kFp8 };
+
+// Which steps a replica replays from CUDA graphs (vLLM's cudagraph_mode).
+//   kDecodeOnly: decode-only steps (vLLM V0; FULL_DECODE_ONLY);
+//   kPiecewise:  also steps carrying prefill tokens, as piecewise graphs with attention launched
+//                outside them (vLLM V1's default FULL_AND_PIECEWISE).
+enum class CudaGraphMode { kDecodeOnly, kPiecewise };
+// "decode_only" | "piecewise"; none for anything else.
+inline std::optional<CudaGraphMode> cuda_graph_mode_named(std::string_view name) {
+  if (name == "decode_only") return CudaGraphMode::kDecodeOnly;
+  if (name == "piecewise") return CudaGraphMode::kPiecewise;
+  return std::nullopt;
+}
+// How one step runs.
+enum class StepLaunch { kEager, kFullGraph, kPiecewiseGraph };
 
 // One serving replica: a model on `tp × pp` GPUs of one kind. Immutable for a run.
 struct ReplicaSpec {
@@ -17,9 +34,21 @@ struct ReplicaSpec {
   int pp = 1;
   Precision weights = Precision::kBf16;  // FP8 weights run GEMMs at the FP8 peak
   double kv_dtype_bytes = 2.0;
-  bool cuda_graphs = true;          // decode-only steps replayed from CUDA graphs (vLLM default)
-  double power_cap_w = 0;           // 0 = the GPU's TDP
+  bool cuda_graphs = true;  // steps replayed from CUDA graphs (vLLM default), per the mode below
+  CudaGraphMode cuda_graph_mode = CudaGraphMode::kDecodeOnly;
+  std::int64_t cuda_graph_max_tokens = 0;  // steps with more tokens run eager; 0 = no limit
+  double power_cap_w = 0;                  // 0 = the GPU's TDP
   std::string topology = "nvlink";  // nvlink | pairwise_nvlink | pcie (links between the TP GPUs)
+
+  // How a step of `tokens` tokens, `has_prefill` or not, is launched.
+  StepLaunch step_launch(bool has_prefill, std::int64_t tokens) const {
+    if (!cuda_graphs || (cuda_graph_max_tokens > 0 && tokens > cuda_graph_max_tokens)) {
+      return StepLaunch::kEager;
+    }
+    if (!has_prefill) return StepLaunch::kFullGraph;
+    return cuda_graph_mode == CudaGraphMode::kPiecewise ? StepLaunch::kPiecewiseGraph
+                                                        : StepLaunch::kEager;
+  }
 
   double weight_bytes_per_param() const { return weights == Precision::kFp8 ? 1.0 : 2.0; }
   double effective_power_cap_w() const { return power_cap_w > 0 ? power_cap_w : gpu->tdp_w; }

@@ -17,8 +17,8 @@ ConfigNode section_or_empty(const ConfigNode& root, std::string_view key, const 
 
 ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_model) {
   g.require_map("a replica group {gpu, tp, count, …}");
-  g.check_keys(
-      {"gpu", "model", "count", "tp", "pp", "precision", "cuda_graphs", "power_cap_w", "topology"});
+  g.check_keys({"gpu", "model", "count", "tp", "pp", "precision", "cuda_graphs", "cuda_graph_mode",
+                "cuda_graph_max_tokens", "power_cap_w", "topology"});
   ReplicaGroupConfig c;
   c.node = g;
   c.gpu = g.get_string("gpu");
@@ -38,6 +38,8 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
     }
   }
   c.cuda_graphs = g.get_bool("cuda_graphs", true);
+  if (auto m = g.find("cuda_graph_mode")) c.cuda_graph_mode = parse_cuda_graph_mode(*m);
+  c.cuda_graph_max_tokens = g.get_positive_int("cuda_graph_max_tokens", 0);  // absent: no limit
   c.power_cap_w = g.get_nonnegative("power_cap_w", 0);
   if (auto t = g.find("topology")) {
     c.topology = t->as_string();
@@ -48,6 +50,16 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
   }
   return c;
 }
+
+}  // namespace
+
+CudaGraphMode parse_cuda_graph_mode(const ConfigNode& node) {
+  const std::string s = node.as_string();
+  if (auto m = cuda_graph_mode_named(s)) return *m;
+  node.fail(fmt::format("unknown cuda_graph_mode '{}' (known: decode_only, piecewise)", s));
+}
+
+namespace {
 
 std::optional<double> slo_bound(const ConfigNode& slo, std::string_view key) {
   if (!slo.has(key)) return std::nullopt;

@@ -11,6 +11,9 @@
 
 namespace servesim {
 
+// A cuda_graph_mode value (decode_only | piecewise); an error naming the node otherwise.
+CudaGraphMode parse_cuda_graph_mode(const ConfigNode& node);
+
 // One group of identical replicas in `replicas:`.
 struct ReplicaGroupConfig {
   ConfigNode node;
@@ -21,6 +24,8 @@ struct ReplicaGroupConfig {
   int pp = 1;
   Precision weights = Precision::kBf16;
   bool cuda_graphs = true;
+  CudaGraphMode cuda_graph_mode = CudaGraphMode::kDecodeOnly;
+  std::int64_t cuda_graph_max_tokens = 0;
   double power_cap_w = 0;
   std::string topology = "nvlink";
 };

@@ -55,6 +55,8 @@ BuiltRun build_run(const RunConfig& config) {
     spec.pp = g.pp;
     spec.weights = g.weights;
     spec.cuda_graphs = g.cuda_graphs;
+    spec.cuda_graph_mode = g.cuda_graph_mode;
+    spec.cuda_graph_max_tokens = g.cuda_graph_max_tokens;
     spec.power_cap_w = g.power_cap_w;
     spec.topology = g.topology;
     if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {

@@ -99,8 +99,11 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
   if (batch.empty()) return cost;
   const Prepared& p = prepare(replica);
   const LayerPricer& pr = p.pricer;
-  const bool graph = replica.cuda_graphs && batch.prefills.empty();
   const std::int64_t tokens = batch.total_tokens();
+  // Kernels replayed from a graph (full or piecewise) get the graph launch floors and host floor;
+  // attention is inside the graph only in a full one (piecewise graphs launch it outside).
+  const StepLaunch launch = replica.step_launch(!batch.prefills.empty(), tokens);
+  const bool graph = launch != StepLaunch::kEager;
   const auto requests = static_cast<double>(batch.num_requests());
 
   LayerPricer::LayerCost layer;
@@ -114,7 +117,7 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
     edges = pr.edge_tokens_ns(static_cast<double>(tokens), graph);
   }
   const AttentionWork work = AttentionWork::of(batch, pr.shapes(), replica.kv_dtype_bytes);
-  const double attn = pr.attention_ns(work, graph);
+  const double attn = pr.attention_ns(work, launch == StepLaunch::kFullGraph);
   const auto& heads = graph ? p.edge_requests_graph : p.edge_requests_eager;
   const auto nreq = static_cast<std::size_t>(batch.num_requests());
   const double head = nreq < heads.size() ? heads[nreq] : pr.edge_requests_ns(requests, graph);

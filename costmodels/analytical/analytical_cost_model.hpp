@@ -18,8 +18,9 @@ namespace servesim {
 // per-SKU constants (the hardware file's `analytical:`/`host:` sections) in, step time out.
 //   t_step = layers/PP · (GEMMs + light kernels + all-reduces + attention)
 //            + embedding + final norm + LM head + sampling + S(N)
-// CUDA graphs (ReplicaSpec::cuda_graphs) apply to decode-only steps: smaller launch floors and
-// host floor.
+// CUDA graphs (ReplicaSpec::step_launch: decode-only steps, and in piecewise mode mixed steps
+// too, up to cuda_graph_max_tokens) give smaller launch floors and the graph host floor; attention
+// keeps its eager launch floor outside a full graph.
 //
 // Config keys: kind, terms (map of AnalyticalTerms switches), table_max_tokens (default 16384),
 // engine (an EngineProfile: the serving engine's own constants on top of the hardware files).

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "sim/catalog.hpp"
+#include "sim/run_config.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -47,8 +48,8 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
 
 EngineProfile EngineProfile::parse(const ConfigNode& file) {
   file.require_map("an engine profile");
-  file.check_keys(
-      {"name", "source", "images", "request_overhead_ns", "analytical", "gpus", "fitted"});
+  file.check_keys({"name", "source", "images", "request_overhead_ns", "cuda_graph_mode",
+                   "async_scheduling", "analytical", "gpus", "fitted"});
   EngineProfile e;
   e.file = file;
   if (auto im = file.find("images")) {
@@ -61,6 +62,8 @@ EngineProfile EngineProfile::parse(const ConfigNode& file) {
   }
   e.name = file.get_string("name", "inline");
   e.request_overhead_ns = file.get_nonnegative("request_overhead_ns", 0);
+  if (auto m = file.find("cuda_graph_mode")) e.cuda_graph_mode = parse_cuda_graph_mode(*m);
+  if (file.has("async_scheduling")) e.async_scheduling = file.get_bool("async_scheduling", false);
   if (auto g = file.find("gpus")) {
     g->require_map("per-GPU engine constants (GPU name: {host: …, analytical: …})");
     Catalog catalog(Catalog::default_dirs());

@@ -9,6 +9,7 @@
 #include "costmodels/analytical/analytical_params.hpp"
 #include "sim/config_node.hpp"
 #include "sim/gpu_spec.hpp"
+#include "sim/replica_spec.hpp"
 
 namespace servesim {
 
@@ -19,6 +20,8 @@ namespace servesim {
 //   name: vllm-v1
 //   source: | how each constant was obtained (fitted: on which runs)
 //   request_overhead_ns: 11800000        # optional, every GPU
+//   cuda_graph_mode: piecewise           # optional: how the engine uses CUDA graphs
+//   async_scheduling: true               # optional: whether the engine schedules one step ahead
 //   analytical: {collectives: {algorithm: vllm_custom}}   # optional, every GPU
 //   gpus:
 //     h100-sxm:                          # a catalog GPU name or alias
@@ -32,6 +35,14 @@ struct EngineProfile {
   // tool replaying measured runs can pick the profile from the run's image.
   std::vector<std::string> images;
   double request_overhead_ns = 0;
+  // Which steps the engine replays from CUDA graphs (vLLM V1: piecewise, i.e. mixed steps too);
+  // a tool that writes replica configs for this engine (sim2real) sets it on the replicas. None:
+  // not stated.
+  std::optional<CudaGraphMode> cuda_graph_mode;
+  // Whether the engine forms the next batch while a step runs (vLLM >= 0.12 default); a tool
+  // that writes scheduler configs for this engine sets scheduler.async_scheduling from it. None:
+  // not stated (sim2real then goes by the image's vLLM version).
+  std::optional<bool> async_scheduling;
   // An `analytical:` section for every GPU (applied before the per-GPU sections).
   std::optional<ConfigNode> all_gpus;
   // (catalog name of the GPU, its section) — the name as the catalog resolves it.

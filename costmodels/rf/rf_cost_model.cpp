@@ -190,8 +190,9 @@ StepCost RfCostModel::step(const BatchShape& batch, const ReplicaSpec& replica) 
   if (batch.empty()) return cost;
   const Prepared& p = prepare(replica);
   const LayerPricer& pr = *p.pricer;
-  const bool graph = replica.cuda_graphs && batch.prefills.empty();
   const std::int64_t tokens = batch.total_tokens();
+  const StepLaunch launch = replica.step_launch(!batch.prefills.empty(), tokens);
+  const bool graph = launch != StepLaunch::kEager;
   const auto requests = static_cast<double>(batch.num_requests());
   const Prepared::Row row = tokens < static_cast<std::int64_t>(p.table.size())
                                 ? p.table[static_cast<std::size_t>(tokens)]
@@ -200,7 +201,8 @@ StepCost RfCostModel::step(const BatchShape& batch, const ReplicaSpec& replica) 
   cost[CostComponent::kGemm] = p.layers * row.gemm;
   cost[CostComponent::kLight] = p.layers * row.light;
   cost[CostComponent::kCollective] = p.layers * row.comm;
-  cost[CostComponent::kAttention] = p.layers * pr.attention_ns(work, graph);
+  cost[CostComponent::kAttention] =
+      p.layers * pr.attention_ns(work, launch == StepLaunch::kFullGraph);
   cost[CostComponent::kEmbedding] = row.edge + pr.edge_requests_ns(requests, graph);
   cost[CostComponent::kHost] = pr.host_ns(requests, graph);
   double total = 0;

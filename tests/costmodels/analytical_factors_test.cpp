@@ -159,6 +159,64 @@ TEST_CASE("CUDA graphs lower the host floor of decode-only steps only",
   CHECK(cm.step(prefill, graphs).total_ns == cm.step(prefill, eager).total_ns);
 }
 
+TEST_CASE("a step's launch follows the CUDA-graph mode and the largest capture size",
+          "[costmodels][analytical][graphs]") {
+  ReplicaSpec r = testing::replica_of(testing::a100_like(), testing::llama2_7b_like());
+  // Decode-only (vLLM V0): graphs for decode steps of any size, never with a prefill.
+  CHECK(r.step_launch(false, 1) == StepLaunch::kFullGraph);
+  CHECK(r.step_launch(false, 4096) == StepLaunch::kFullGraph);
+  CHECK(r.step_launch(true, 17) == StepLaunch::kEager);
+  // vLLM V1: piecewise graphs for steps with prefill, eager above the largest capture size.
+  r.cuda_graph_mode = CudaGraphMode::kPiecewise;
+  r.cuda_graph_max_tokens = 256;
+  CHECK(r.step_launch(false, 256) == StepLaunch::kFullGraph);
+  CHECK(r.step_launch(false, 257) == StepLaunch::kEager);
+  CHECK(r.step_launch(true, 256) == StepLaunch::kPiecewiseGraph);
+  CHECK(r.step_launch(true, 257) == StepLaunch::kEager);
+  r.cuda_graphs = false;  // enforce_eager
+  CHECK(r.step_launch(false, 1) == StepLaunch::kEager);
+  CHECK(r.step_launch(true, 16) == StepLaunch::kEager);
+  CHECK(cuda_graph_mode_named("piecewise") == CudaGraphMode::kPiecewise);
+  CHECK(cuda_graph_mode_named("decode_only") == CudaGraphMode::kDecodeOnly);
+  CHECK_FALSE(cuda_graph_mode_named("full"));
+}
+
+TEST_CASE("piecewise graphs price a mixed step with graph floors and attention launched outside",
+          "[costmodels][analytical][graphs]") {
+  const GpuSpec gpu = testing::a100_like();
+  const ModelSpec model = testing::llama2_7b_like();
+  ReplicaSpec v0 = testing::replica_of(gpu, model);
+  ReplicaSpec v1 = v0;
+  v1.cuda_graph_mode = CudaGraphMode::kPiecewise;
+  v1.cuda_graph_max_tokens = 256;
+  ReplicaSpec eager = v0;
+  eager.cuda_graphs = false;
+  AnalyticalCostModel::Options o;
+  o.table_max_tokens = 1024;
+  const AnalyticalCostModel cm(o);
+  const LayerPricer pr = cm.pricer(v1);
+  BatchShape mixed;  // 10 prefill tokens of a cached prompt + 40 decodes
+  mixed.prefills.push_back({10, 500});
+  mixed.decode_contexts.assign(40, 600);
+  const StepCost a = cm.step(mixed, v0);  // V0: eager
+  const StepCost b = cm.step(mixed, v1);  // V1: piecewise graph
+  CHECK(a.total_ns == cm.step(mixed, eager).total_ns);
+  CHECK(b.total_ns < a.total_ns);
+  // Everything but attention is priced as in a graph; attention keeps its eager launch floors.
+  CHECK(b[CostComponent::kHost] == Approx(pr.host_ns(41, true)));
+  CHECK(a[CostComponent::kHost] == Approx(pr.host_ns(41, false)));
+  CHECK(b[CostComponent::kGemm] == Approx(32 * pr.layer_ns(50, true).gemm));
+  CHECK(b[CostComponent::kLight] == Approx(32 * pr.layer_ns(50, true).light));
+  CHECK(b[CostComponent::kAttention] == Approx(a[CostComponent::kAttention]));
+  // Decode-only steps are full graphs in both modes; past the capture size V1 runs eager.
+  BatchShape decode;
+  decode.decode_contexts.assign(64, 600);
+  CHECK(cm.step(decode, v1).total_ns == cm.step(decode, v0).total_ns);
+  BatchShape big = mixed;
+  big.prefills[0].tokens = 400;  // 440 tokens > 256
+  CHECK(cm.step(big, v1).total_ns == cm.step(big, eager).total_ns);
+}
+
 TEST_CASE("tile-dependent occupancy gives large tiles one CTA per SM and small tiles several",
           "[costmodels][analytical]") {
   AnalyticalParams p;

@@ -152,4 +152,17 @@ TEST_CASE("a key given twice is an error at its second occurrence", "[errors]") 
                       Catch::Contains("workload"));
 }
 
+TEST_CASE("a replica's CUDA-graph settings are checked: a known mode, a positive capture size",
+          "[errors]") {
+  const std::string config = "tests/tools/configs/golden_fixed.yaml";
+  const auto mode =
+      bad_input_message("cuda_graph_mode", {config, "--set", "replicas.0.cuda_graph_mode=full"});
+  CHECK_THAT(mode, Catch::Contains("replicas[0].cuda_graph_mode: unknown cuda_graph_mode 'full' "
+                                   "(known: decode_only, piecewise)"));
+  const auto size = bad_input_message("cuda_graph_max_tokens",
+                                      {config, "--set", "replicas.0.cuda_graph_max_tokens=0"});
+  CHECK_THAT(size, Catch::Contains("replicas[0].cuda_graph_max_tokens: expected a positive "
+                                   "integer, got 0"));
+}
+
 }  // namespace servesim::test

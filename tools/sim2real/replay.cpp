@@ -169,7 +169,17 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
   y += "replicas:\n";
   y += fmt::format("  - gpu: {}\n    count: {}\n    tp: {}\n    precision: {}\n",
                    quoted(e.hardware), std::max(1, e.dp), e.tp, precision_key(e));
-  y += "    cuda_graphs: true   # vLLM V1 captures decode batches in CUDA graphs\n";
+  y += "    cuda_graphs: true\n";
+  const auto profile =
+      EngineProfile::load(ConfigNode::parse(engine_text(e, o), fmt::format("run {} engine", e.id)));
+  if (profile->cuda_graph_mode == CudaGraphMode::kPiecewise) {
+    // vLLM V1: full graphs for decode-only steps, piecewise graphs (attention outside) for steps
+    // with prefill, up to the largest capture size, min(2 max_num_seqs, 512).
+    const std::int64_t seqs = e.max_num_seqs > 0 ? e.max_num_seqs : 256;
+    y += "    cuda_graph_mode: piecewise   # the engine profile's (vLLM V1)\n";
+    y += fmt::format("    cuda_graph_max_tokens: {}   # vLLM: min(2 x max_num_seqs, 512)\n",
+                     std::min<std::int64_t>(2 * seqs, 512));
+  }
   y += "scheduler:\n  kind: sarathi       # vLLM V1: chunked prefill always on, one token budget\n";
   if (e.max_num_batched_tokens > 0) {
     y += fmt::format("  max_num_batched_tokens: {}\n", e.max_num_batched_tokens);
@@ -183,8 +193,12 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
     y += fmt::format("  num_gpu_blocks: {}   # measured (vLLM's log)\n", e.kv_blocks_total_gpu);
   }
   if (o.prefix_caching) y += "  enable_prefix_caching: true   # vLLM V1 default\n";
-  if (o.async_scheduling == "auto" && async_scheduling_default(e)) {
-    y += "  async_scheduling: true   # vLLM >= 0.12 default (vllm-project/vllm#27614)\n";
+  if (o.async_scheduling == "auto") {
+    if (profile->async_scheduling.value_or(false)) {
+      y += "  async_scheduling: true   # the engine profile's\n";
+    } else if (!profile->async_scheduling && async_scheduling_default(e)) {
+      y += "  async_scheduling: true   # vLLM >= 0.12 default (vllm-project/vllm#27614)\n";
+    }
   }
   y += "router: {kind: round_robin}\n";
   y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", engine_text(e, o));
@@ -239,7 +253,8 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     res.notes.push_back("cpu_kv_offload unknown (empty column)");
   }
   if (e.vllm_image.find("0.6.8") != std::string::npos) {
-    res.notes.push_back("vLLM fork 0.6.8 with step tracing, modelled as V1");
+    res.notes.push_back(
+        "vLLM fork 0.6.8 = upstream vLLM V1 (v0.14.1/v0.15.1 image) with tracing patches");
   }
   if (res.group == RunGroup::kOverloaded) {
     res.notes.push_back(fmt::format(

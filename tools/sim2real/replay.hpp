@@ -33,8 +33,8 @@ struct ReplayOptions {
   std::string engine;
   // Substitutes for named profiles (name → inline YAML), used by the fit for trial constants.
   std::map<std::string, std::string> engine_substitutes;
-  // "auto" (default): scheduler.async_scheduling for images whose vLLM turns it on by default
-  // (≥ 0.12); "off": never.
+  // "auto" (default): scheduler.async_scheduling as the engine profile says (`async_scheduling`),
+  // else for images whose vLLM turns it on by default (≥ 0.12); "off": never.
   std::string async_scheduling = "auto";
   // > 0: replay twice more with every step time × (1 ± delta) and report how far the metrics
   // move (RunResult::sensitivity); 0 (default): no extra replays.
