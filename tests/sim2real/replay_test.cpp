@@ -219,6 +219,25 @@ TEST_CASE("the step-time sensitivity is near 1 at light load and grows near capa
   CHECK(plain.sim.e2e_mean == heavy.sim.e2e_mean);
 }
 
+TEST_CASE("a run without a trace divides ITL by the output count its measurement implies",
+          "[sim2real][replay][data]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  // Run 67 generated output_len = 1448 tokens per request (ignore_eos) while its ITL counts
+  // ~1120 (re-tokenized text), as the traced Llama-2-7b runs do (measured_output_len_mean).
+  const Experiment& e = find(runs, "67");
+  REQUIRE(e.trace_file.empty());
+  const RunResult r = replay(e, ReplayOptions{}, csv);
+  CHECK(r.mean_output_tokens == Approx(*implied_output_tokens(e.real)));
+  CHECK(r.mean_output_tokens == Approx(1119.7).margin(0.1));
+  CHECK(r.sim.itl_mean ==
+        Approx((r.sim.e2e_mean - r.sim.ttft_mean) / (r.mean_output_tokens - 1)).epsilon(1e-12));
+  // A traced run keeps the trace rows' mean, which equals the measured column.
+  const RunResult t = replay(find(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv);
+  CHECK(t.mean_output_tokens == Approx(206.4).margin(0.05));
+}
+
 TEST_CASE("the per-request overhead shifts TTFT and E2E of every request and leaves ITL alone",
           "[sim2real][replay][data]") {
   const auto shared = shared_runs();

@@ -49,6 +49,23 @@ TEST_CASE("two hand-made requests give the metrics, errors and medians computed 
   CHECK(m.metrics[1] == Approx(15));
 }
 
+TEST_CASE("the output count a measured ITL implies solves its definition for the count",
+          "[sim2real][score]") {
+  Metrics real;
+  real.e2e_mean = 17062.13;  // run 67 (Llama-2-7b reasoning-lite): output_len 1448 generated
+  real.ttft_mean = 55.10;
+  real.itl_mean = 15.20;
+  REQUIRE(implied_output_tokens(real));
+  CHECK(*implied_output_tokens(real) == Approx(1 + (17062.13 - 55.10) / 15.20));
+  // Scoring with it gives back the measured ITL from the measured E2E and TTFT.
+  const double n = *implied_output_tokens(real);
+  CHECK((real.e2e_mean - real.ttft_mean) / (n - 1) == Approx(real.itl_mean));
+  real.itl_mean = 0;
+  CHECK_FALSE(implied_output_tokens(real));
+  real.itl_mean = -1;
+  CHECK_FALSE(implied_output_tokens(real));
+}
+
 TEST_CASE("per-request errors match rows by index and skip rows missing on either side",
           "[sim2real][score]") {
   std::vector<std::optional<Latency>> sim = {Latency{1100, 110}, Latency{900, 45}, std::nullopt,

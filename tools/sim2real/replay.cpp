@@ -324,11 +324,14 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     }
     res.per_request = request_errors(rec.latencies, real);
   }
-  // The simulated metrics of requests [lo, hi) of recording `r`: over the rows the server
-  // completed (exact) or every simulated request that finished (approximate); ITL's denominator
-  // is the measured mean output of those rows when there is a trace.
+  // The simulated metrics of requests [lo, hi) of recording `r`, scored against `real`: over the
+  // rows the server completed (exact) or every simulated request that finished (approximate).
+  // ITL's denominator is the one the measurement used: the mean output of the trace's rows, or
+  // for a run without a trace the count implied by its measured E2E, TTFT and ITL (else the
+  // simulated mean output).
   const auto simulate_range = [&](const LatencyRecorder& r, std::size_t lo, std::size_t hi,
-                                  std::int64_t& scored_count, double& mean_output) {
+                                  const Metrics& real, std::int64_t& scored_count,
+                                  double& mean_output) {
     std::vector<Latency> scored;
     double out_sum = 0;
     std::int64_t n_out = 0;
@@ -346,10 +349,13 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     }
     scored_count = static_cast<std::int64_t>(scored.size());
     mean_output = out_sum / static_cast<double>(std::max<std::int64_t>(1, n_out));
+    if (res.kind == ReplayKind::kApproximate) {
+      mean_output = implied_output_tokens(real).value_or(mean_output);
+    }
     return scored.empty() ? Metrics{} : metrics_of(scored, mean_output);
   };
   const std::size_t n = rec.latencies.size();
-  res.sim = simulate_range(rec, 0, n, res.scored_requests, res.mean_output_tokens);
+  res.sim = simulate_range(rec, 0, n, res.real, res.scored_requests, res.mean_output_tokens);
   if (res.scored_requests == 0) {
     throw InputError(fmt::format("{}:{}: run {}: no request finished in the simulation", csv_path,
                                  e.line, e.id));
@@ -377,8 +383,8 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     st.stage = e.stages[k];
     st.requests = static_cast<std::int64_t>(begin[k + 1] - begin[k]);
     double mean_output = 0;
-    st.sim = simulate_range(rec, begin[k], begin[k + 1], st.scored_requests, mean_output);
     st.real = e.stage_real[k];
+    st.sim = simulate_range(rec, begin[k], begin[k + 1], st.real, st.scored_requests, mean_output);
     if (st.scored_requests > 0) st.score = score_run(st.sim, st.real);
     res.stages.push_back(std::move(st));
   }
@@ -391,19 +397,19 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     std::array<LatencyRecorder, 2> moved{record_run(config, 1 + o.sensitivity_delta),
                                          record_run(config, 1 - o.sensitivity_delta)};
     for (auto& r : moved) r.latencies.resize(n);
-    const auto gain = [&](std::size_t lo, std::size_t hi, const Metrics& base, Metrics& up,
-                          Metrics& down) {
+    const auto gain = [&](std::size_t lo, std::size_t hi, const Metrics& real, const Metrics& base,
+                          Metrics& up, Metrics& down) {
       std::int64_t count = 0;
       double mean_output = 0;
-      up = change_pct(base, simulate_range(moved[0], lo, hi, count, mean_output));
-      down = change_pct(base, simulate_range(moved[1], lo, hi, count, mean_output));
+      up = change_pct(base, simulate_range(moved[0], lo, hi, real, count, mean_output));
+      down = change_pct(base, simulate_range(moved[1], lo, hi, real, count, mean_output));
       return (up.e2e_mean - down.e2e_mean) / (200.0 * o.sensitivity_delta);
     };
-    sens.e2e_gain = gain(0, n, res.sim, sens.up_pct, sens.down_pct);
+    sens.e2e_gain = gain(0, n, res.real, res.sim, sens.up_pct, sens.down_pct);
     for (StageResult& st : res.stages) {
       if (st.scored_requests == 0) continue;
       Metrics up, down;
-      st.e2e_gain = gain(begin[st.index], begin[st.index + 1], st.sim, up, down);
+      st.e2e_gain = gain(begin[st.index], begin[st.index + 1], st.real, st.sim, up, down);
     }
     res.sensitivity = sens;
     if (sens.e2e_gain > 2) {

@@ -116,8 +116,10 @@ struct RunResult {
   std::int64_t requests = 0;                 // simulated requests
   std::int64_t scored_requests = 0;          // used for the simulated metrics
   std::int64_t preemptions = 0;
-  double sim_wait_p99_ms = 0;     // simulated arrival → first scheduled step, p99
-  double mean_output_tokens = 0;  // the ITL denominator used (the measured one when known)
+  double sim_wait_p99_ms = 0;  // simulated arrival → first scheduled step, p99
+  // The ITL denominator used: the trace rows' mean output, or for a run without a trace the
+  // count implied by the measured summary (implied_output_tokens), else the simulated mean.
+  double mean_output_tokens = 0;
   double wall_s = 0;
 };
 

@@ -42,6 +42,13 @@ Metrics metrics_of(const std::vector<Latency>& requests, double mean_output_toke
   return m;
 }
 
+std::optional<double> implied_output_tokens(const Metrics& real) {
+  if (!(real.itl_mean > 0) || !std::isfinite(real.itl_mean)) return std::nullopt;
+  const double n = 1 + (real.e2e_mean - real.ttft_mean) / real.itl_mean;
+  if (!(n > 1) || !std::isfinite(n)) return std::nullopt;
+  return n;
+}
+
 MetricScore score_metric(double sim, double real) {
   MetricScore s;
   s.sim = sim;

@@ -25,6 +25,13 @@ double median(std::vector<double> values);
 // (E2E mean − TTFT mean) / (mean_output_tokens − 1).
 Metrics metrics_of(const std::vector<Latency>& requests, double mean_output_tokens);
 
+// The mean output token count a measurement's ITL was computed with: 1 + (E2E mean − TTFT mean)
+// / ITL mean (the ITL definition solved for it); none when ITL is not positive. It equals the
+// measured_output_len_mean column wherever that is given; for runs without a trace it is the only
+// record of how many tokens the harness counted (Llama-2-7b runs count 0.76-0.84 of the
+// ignore_eos output_len generated, re-tokenized text), so the simulated ITL divides by it too.
+std::optional<double> implied_output_tokens(const Metrics& real);
+
 // Simulated against measured value of one metric; errors in percent of the measured value.
 struct MetricScore {
   double sim = 0;
