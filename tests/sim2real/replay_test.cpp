@@ -117,6 +117,42 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
   }
 }
 
+TEST_CASE("concurrent replays give each run its own result in order and the first failure wins",
+          "[sim2real][replay]") {
+  // Small regenerated runs (no ../shared needed): 8B at two rates, and two bad ones.
+  const auto run = [](const std::string& id, int line, const std::string& model, double rate) {
+    Experiment e;
+    e.id = id;
+    e.line = line;
+    e.model = model;
+    e.vllm_image = "vllm/vllm-openai:v0.15.1";
+    e.hardware = "H100";
+    e.precision = "BF16";
+    e.stages = {{rate, 20.0}};
+    e.system_prompt_len = 100;
+    e.question_len = 300;
+    e.output_len = 50;
+    e.num_groups = 2;
+    e.users_per_group = 2;
+    return e;
+  };
+  const Experiment a = run("a", 2, "meta-llama/Llama-3.1-8B", 2.0);
+  const Experiment b = run("b", 3, "meta-llama/Llama-3.1-8B", 8.0);
+  const std::vector<RunResult> both = replay_all({&a, &b}, ReplayOptions{}, "runs.csv");
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].experiment == &a);
+  CHECK(both[1].experiment == &b);
+  CHECK(both[0].sim.e2e_mean == replay(a, ReplayOptions{}, "runs.csv").sim.e2e_mean);
+  CHECK(both[1].sim.e2e_mean == replay(b, ReplayOptions{}, "runs.csv").sim.e2e_mean);
+  CHECK(both[1].requests == 160);
+  const Experiment bad1 = run("bad1", 7, "nobody/First-7B", 1.0);
+  const Experiment bad2 = run("bad2", 9, "nobody/Second-7B", 1.0);
+  for (int i = 0; i < 3; ++i) {  // whatever the schedule
+    CHECK_THROWS_WITH(replay_all({&a, &bad1, &b, &bad2}, ReplayOptions{}, "runs.csv"),
+                      Contains("runs.csv:7: run bad1:"));
+  }
+}
+
 TEST_CASE("a replayed trace keeps vLLM V1's token budget, seat limit and KV capacity every step",
           "[sim2real][replay][data]") {
   const auto shared = shared_runs();

@@ -96,8 +96,8 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
     // metrics would ignore the three TTFT metrics whenever E2E and ITL agree).
     double sum = 0;
     std::size_t n = 0;
-    for (const Experiment* e : runs) {
-      for (const MetricScore& s : replay(*e, o, csv_path).score.metrics) {
+    for (const RunResult& r : replay_all(runs, o, csv_path)) {
+      for (const MetricScore& s : r.score.metrics) {
         sum += s.ape;
         ++n;
       }

@@ -5,9 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_invoke.h>
 
 #include "costmodels/analytical/engine_profile.hpp"
 #include "sim/catalog.hpp"
@@ -394,8 +397,9 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   if (o.sensitivity_delta > 0) {
     Sensitivity sens;
     sens.delta = o.sensitivity_delta;
-    std::array<LatencyRecorder, 2> moved{record_run(config, 1 + o.sensitivity_delta),
-                                         record_run(config, 1 - o.sensitivity_delta)};
+    std::array<LatencyRecorder, 2> moved;
+    tbb::parallel_invoke([&] { moved[0] = record_run(config, 1 + o.sensitivity_delta); },
+                         [&] { moved[1] = record_run(config, 1 - o.sensitivity_delta); });
     for (auto& r : moved) r.latencies.resize(n);
     const auto gain = [&](std::size_t lo, std::size_t hi, const Metrics& real, const Metrics& base,
                           Metrics& up, Metrics& down) {
@@ -420,6 +424,23 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     }
   }
   return res;
+}
+
+std::vector<RunResult> replay_all(const std::vector<const Experiment*>& experiments,
+                                  const ReplayOptions& options, const std::string& csv_path) {
+  std::vector<RunResult> out(experiments.size());
+  std::vector<std::exception_ptr> errors(experiments.size());
+  tbb::parallel_for(std::size_t{0}, experiments.size(), [&](std::size_t i) {
+    try {
+      out[i] = replay(*experiments[i], options, csv_path);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+  for (const auto& err : errors) {
+    if (err) std::rethrow_exception(err);
+  }
+  return out;
 }
 
 }  // namespace servesim::sim2real

@@ -128,4 +128,10 @@ struct RunResult {
 RunResult replay(const Experiment& e, const ReplayOptions& options,
                  const std::string& csv_path = "");
 
+// replay() of every experiment, concurrently (oneTBB; each replay is independent and
+// deterministic), results in input order. When several fail, the first in input order's error
+// is thrown, so the outcome does not depend on the schedule.
+std::vector<RunResult> replay_all(const std::vector<const Experiment*>& experiments,
+                                  const ReplayOptions& options, const std::string& csv_path = "");
+
 }  // namespace servesim::sim2real
