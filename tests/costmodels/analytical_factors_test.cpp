@@ -65,8 +65,8 @@ TEST_CASE("the L2-reuse law equals a fixed cost plus bytes at the plateau bandwi
 }
 
 TEST_CASE(
-    "a ring all-reduce costs 2(p-1)/p bytes over the slowest link plus 2(p-1) hops; vLLM's custom "
-    "one two barriers",
+    "a ring all-reduce costs 2(p-1)/p bytes over the slowest link plus 2(p-1) hops and vLLM's "
+    "custom one two barriers",
     "[costmodels][analytical]") {
   const GpuSpec gpu = testing::a100_like();  // NVLink 600 GB/s bidirectional, PCIe 32
   AnalyticalParams p;

@@ -31,7 +31,7 @@ TEST_CASE("Every shipped hardware and model file loads", "[catalog]") {
   }
 }
 
-TEST_CASE("GPUs are found by alias, case-insensitively; models by Hugging Face id", "[catalog]") {
+TEST_CASE("GPUs are found by alias case-insensitively and models by Hugging Face id", "[catalog]") {
   Catalog cat(Catalog::default_dirs());
   const ConfigNode here = ConfigNode::parse("x: 1", "test");
   CHECK(cat.gpu("H100", here).name == "h100-sxm");

@@ -159,7 +159,7 @@ TEST_CASE("A request that can never fit is rejected and counted, never dropped",
   CHECK(rejected == 2);
 }
 
-TEST_CASE("Preempted requests recompute and still finish; all KV returns", "[engine]") {
+TEST_CASE("Preempted requests recompute and still finish and all KV returns", "[engine]") {
   Fixture f(/*blocks=*/12);  // 192 tokens: four 40+40 requests cannot all decode at once
   std::vector<RequestSpec> specs;
   for (int i = 0; i < 4; ++i) specs.push_back(spec(0, 40, 40));
