@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <tbb/parallel_invoke.h>
 #include <unistd.h>
 
 #include "costmodels/registry.hpp"
@@ -128,8 +129,9 @@ nlohmann::json scaled_summary(const RunConfig& config, double scale) {
 // moves x by about gain %; SLO attainment is given at both ends.
 nlohmann::json step_time_sensitivity(const RunConfig& config, const nlohmann::json& base,
                                      double delta) {
-  const nlohmann::json up = scaled_summary(config, 1 + delta);
-  const nlohmann::json down = scaled_summary(config, 1 - delta);
+  nlohmann::json up, down;
+  tbb::parallel_invoke([&] { up = scaled_summary(config, 1 + delta); },
+                       [&] { down = scaled_summary(config, 1 - delta); });
   nlohmann::json s;
   s["delta_pct"] = delta * 100;
   for (const auto& [metric, stats] : base["latency_ms"].items()) {
