@@ -55,6 +55,15 @@ int main(int argc, char** argv) {
   predict->add_option("--context", args.context, "context before the chunk / per decode");
   predict->add_option("--decodes", args.decodes, "decode requests in the batch");
   predict->add_flag("--eager", args.eager, "no CUDA graphs");
+  predict
+      ->add_option("--graph-mode", args.graph_mode,
+                   "decode_only (default; vLLM V0) or piecewise (vLLM V1: steps with prefill "
+                   "in piecewise graphs)")
+      ->check(CLI::IsMember({"decode_only", "piecewise"}));
+  predict
+      ->add_option("--graph-max-tokens", args.graph_max_tokens,
+                   "steps with more tokens run eager (vLLM V1: min(2 max_num_seqs, 512))")
+      ->check(CLI::NonNegativeNumber);
   predict->add_option("--cost-model", args.cost_model_yaml,
                       "cost model section as YAML (default: kind: analytical)");
 

@@ -238,6 +238,20 @@ std::string run_fit(const CostmodelArgs& a) {
   return report.text;
 }
 
+namespace {
+const char* launch_name(StepLaunch l) {
+  switch (l) {
+    case StepLaunch::kEager:
+      return "eager";
+    case StepLaunch::kFullGraph:
+      return "full CUDA graph";
+    case StepLaunch::kPiecewiseGraph:
+      return "piecewise CUDA graph";
+  }
+  return "?";
+}
+}  // namespace
+
 std::string run_predict(const CostmodelArgs& a) {
   Context c = load(a, false);
   if (a.model.empty()) throw InputError("--model: required for predict");
@@ -248,6 +262,13 @@ std::string run_predict(const CostmodelArgs& a) {
   r.tp = a.tp;
   r.pp = a.pp;
   r.cuda_graphs = !a.eager;
+  const auto mode = cuda_graph_mode_named(a.graph_mode);
+  if (!mode) {
+    throw InputError(
+        fmt::format("--graph-mode: unknown '{}' (known: decode_only, piecewise)", a.graph_mode));
+  }
+  r.cuda_graph_mode = *mode;
+  r.cuda_graph_max_tokens = a.graph_max_tokens;
   BatchShape b;
   if (a.prefill_tokens > 0) b.prefills.push_back({a.prefill_tokens, a.context});
   b.decode_contexts.assign(static_cast<std::size_t>(std::max(0, a.decodes)), a.context);
@@ -255,7 +276,9 @@ std::string run_predict(const CostmodelArgs& a) {
   const auto cm = make_cost_model(ConfigNode::parse(a.cost_model_yaml, "--cost-model"));
   const StepCost cost = cm->step(b, r);
   if (a.json) {
-    nlohmann::json j = {{"total_ns", cost.total_ns}};
+    nlohmann::json j = {
+        {"total_ns", cost.total_ns},
+        {"launch", launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens()))}};
     for (std::size_t i = 0; i < kNumCostComponents; ++i) {
       j["breakdown_ns"][std::string(cost_component_name(static_cast<CostComponent>(i)))] =
           cost.breakdown_ns[i];
@@ -264,9 +287,9 @@ std::string run_predict(const CostmodelArgs& a) {
   }
   std::string out = fmt::format(
       "{} on {}×{} (TP{} PP{}), {} prefill tokens + {} decodes, "
-      "context {}: {:.3f} ms\n",
+      "context {}, {}: {:.3f} ms\n",
       model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.prefill_tokens, a.decodes, a.context,
-      sim_to_ms(cost.total_ns));
+      launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens())), sim_to_ms(cost.total_ns));
   for (std::size_t i = 0; i < kNumCostComponents; ++i) {
     out += fmt::format("  {:<12} {:10.3f} ms\n", cost_component_name(static_cast<CostComponent>(i)),
                        cost.breakdown_ns[i] / 1e6);

@@ -2,9 +2,11 @@
 #include <filesystem>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/analytical/calibration.hpp"
+#include "costmodels/analytical/costmodel_commands.hpp"
 #include "costmodels/analytical/profile_validation.hpp"
 #include "sim/catalog.hpp"
 #include "tests/costmodels/test_specs.hpp"
@@ -132,4 +134,29 @@ TEST_CASE("on every catalog GPU more tokens are never faster and more bandwidth 
       }
     }
   }
+}
+
+TEST_CASE("costmodel predict prices one batch the way the chosen CUDA-graph mode launches it",
+          "[costmodels][analytical][predict]") {
+  CostmodelArgs a;
+  a.gpu = "h100";
+  a.model = "meta-llama/Llama-2-7b-hf";
+  a.prefill_tokens = 10;  // a cached prompt's last chunk
+  a.context = 500;
+  a.decodes = 80;
+  a.json = true;
+  const auto v0 = nlohmann::json::parse(run_predict(a));
+  CHECK(v0["launch"] == "eager");
+  a.graph_mode = "piecewise";
+  a.graph_max_tokens = 256;
+  const auto v1 = nlohmann::json::parse(run_predict(a));
+  CHECK(v1["launch"] == "piecewise CUDA graph");
+  CHECK(v1["total_ns"].get<double>() < v0["total_ns"].get<double>());
+  CHECK(v1["breakdown_ns"]["attention"] == v0["breakdown_ns"]["attention"]);
+  a.prefill_tokens = 300;  // 380 tokens > 256: eager again
+  CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "eager");
+  a.prefill_tokens = 0;
+  CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "full CUDA graph");
+  a.graph_mode = "full";
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--graph-mode: unknown 'full'"));
 }
