@@ -1,5 +1,6 @@
 #include "tools/tool_common.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <tbb/parallel_invoke.h>
 #include <unistd.h>
 
+#include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/registry.hpp"
 #include "schedulers/registry.hpp"
 #include "sim/input_error.hpp"
@@ -45,7 +47,20 @@ BuiltRun build_run(const RunConfig& config) {
   std::vector<std::string> dirs = config.catalog_dirs;
   for (const auto& d : Catalog::default_dirs()) dirs.push_back(d);
   run.catalog = std::make_unique<Catalog>(dirs);
-  const SchedulerOptions base_options = parse_scheduler_options(config.scheduler);
+  SchedulerOptions base_options = parse_scheduler_options(config.scheduler);
+  // The serving engine's own semantics (an analytical cost model's engine profile: CUDA-graph
+  // mode, async scheduling) hold wherever the config does not set them itself.
+  std::shared_ptr<const EngineProfile> engine;
+  if (config.cost_model.get_string("kind", "") == "analytical" && config.cost_model.has("engine")) {
+    engine = EngineProfile::load(config.cost_model.at("engine"));
+  }
+  const bool chunked_kind =
+      config.scheduler.get_string("kind") == "sarathi" ||
+      (config.scheduler.get_string("kind") == "vllm" && base_options.enable_chunked_prefill);
+  if (engine && engine->async_scheduling && chunked_kind &&
+      !config.scheduler.has("async_scheduling")) {
+    base_options.async_scheduling = *engine->async_scheduling;
+  }
   ReplicaId next_id = 0;
   for (const auto& g : config.replicas) {
     ReplicaSpec spec;
@@ -58,6 +73,15 @@ BuiltRun build_run(const RunConfig& config) {
     spec.cuda_graphs = g.cuda_graphs;
     spec.cuda_graph_mode = g.cuda_graph_mode;
     spec.cuda_graph_max_tokens = g.cuda_graph_max_tokens;
+    if (engine && engine->cuda_graph_mode && !g.node.has("cuda_graph_mode")) {
+      spec.cuda_graph_mode = *engine->cuda_graph_mode;
+      if (spec.cuda_graph_mode == CudaGraphMode::kPiecewise &&
+          !g.node.has("cuda_graph_max_tokens")) {
+        // vLLM V1's largest capture size: min(2 × max_num_seqs, 512).
+        const std::int64_t seqs = base_options.max_num_seqs > 0 ? base_options.max_num_seqs : 256;
+        spec.cuda_graph_max_tokens = std::min<std::int64_t>(2 * seqs, 512);
+      }
+    }
     spec.power_cap_w = g.power_cap_w;
     spec.topology = g.topology;
     if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {

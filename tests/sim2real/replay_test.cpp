@@ -308,12 +308,17 @@ TEST_CASE("with --async-scheduling auto (default), vLLM images from 0.12 on get 
   ReplayOptions automatic;
   automatic.async_scheduling = "auto";
   e.vllm_image = "vllm/vllm-openai:v0.15.1";
-  CHECK_THAT(make_config_yaml(e, automatic), Contains("async_scheduling: true"));
+  // vllm-v1 says so itself.
+  CHECK_THAT(make_config_yaml(e, automatic),
+             Contains("async_scheduling: true   # the engine profile's"));
   ReplayOptions off;
   off.async_scheduling = "off";
-  CHECK_THAT(make_config_yaml(e, off), !Contains("async_scheduling"));
+  CHECK_THAT(make_config_yaml(e, off), Contains("async_scheduling: false"));
+  // A profile that does not say: by the image's version.
+  automatic.engine = off.engine = "{name: plain}";
+  CHECK_THAT(make_config_yaml(e, automatic), Contains("async_scheduling: true   # vLLM >= 0.12"));
   e.vllm_image = "vllm/vllm-openai:v0.11.0";
-  CHECK_THAT(make_config_yaml(e, automatic), !Contains("async_scheduling"));
+  CHECK_THAT(make_config_yaml(e, automatic), Contains("async_scheduling: false"));
 }
 
 TEST_CASE("both engines are vLLM V1: piecewise CUDA graphs to min(2 max_num_seqs, 512), async",
@@ -334,7 +339,7 @@ TEST_CASE("both engines are vLLM V1: piecewise CUDA graphs to min(2 max_num_seqs
   e.max_num_seqs = 1024;
   y = make_config_yaml(e, ReplayOptions{});
   CHECK_THAT(y, Contains("cuda_graph_max_tokens: 512 "));
-  CHECK_THAT(y, Contains("async_scheduling: true   # vLLM >= 0.12 default"));
+  CHECK_THAT(y, Contains("async_scheduling: true   # the engine profile's"));
   // A profile that says nothing: decode-only graphs (the replica default), async by version.
   ReplicaSpec spec;
   CHECK(spec.cuda_graph_mode == CudaGraphMode::kDecodeOnly);
@@ -342,10 +347,11 @@ TEST_CASE("both engines are vLLM V1: piecewise CUDA graphs to min(2 max_num_seqs
   plain.engine = "{name: plain}";
   e.vllm_image = "vllm/vllm-openai:v0.11.0";
   y = make_config_yaml(e, plain);
-  CHECK_THAT(y, !Contains("cuda_graph_mode") && !Contains("async_scheduling"));
+  CHECK_THAT(y, !Contains("cuda_graph_mode") && Contains("async_scheduling: false"));
   plain.engine = "{name: plain, async_scheduling: false}";
   e.vllm_image = "vllm/vllm-openai:v0.15.1";
-  CHECK_THAT(make_config_yaml(e, plain), !Contains("async_scheduling: true"));
+  CHECK_THAT(make_config_yaml(e, plain),
+             Contains("async_scheduling: false   # the engine profile's"));
   CHECK_THROWS_WITH(
       EngineProfile::parse(ConfigNode::parse("{name: x, cuda_graph_mode: full}", "x.yaml")),
       Contains("unknown cuda_graph_mode 'full' (known: decode_only, piecewise)"));

@@ -194,4 +194,25 @@ TEST_CASE("simulate --sensitivity reports how far latencies move per 1% of step-
       read_json(run_ok("sensitivity_off", {golden}) / "summary.json").contains("sensitivity"));
 }
 
+TEST_CASE(
+    "an engine profile's CUDA-graph mode and async scheduling apply unless the config sets them",
+    "[outputs][engine]") {
+  const std::string config = fixture("configs/engine_v1.yaml").string();
+  const auto latency = [](const fs::path& dir) {
+    return read_json(dir / "summary.json")["latency_ms"];
+  };
+  // vllm-v1 says: piecewise CUDA graphs (capture size min(2 x 128, 512) = 256), async scheduling.
+  const auto by_engine = latency(run_ok("engine_default", {config}));
+  const auto spelled_out =
+      latency(run_ok("engine_explicit", {config, "--set", "replicas.0.cuda_graph_mode=piecewise",
+                                         "--set", "replicas.0.cuda_graph_max_tokens=256", "--set",
+                                         "scheduler.async_scheduling=true"}));
+  CHECK(by_engine == spelled_out);
+  // The config's own settings win.
+  CHECK(latency(run_ok("engine_v0_graphs",
+                       {config, "--set", "replicas.0.cuda_graph_mode=decode_only"})) != by_engine);
+  CHECK(latency(run_ok("engine_sync", {config, "--set", "scheduler.async_scheduling=false"})) !=
+        by_engine);
+}
+
 }  // namespace servesim::test

@@ -196,12 +196,16 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
     y += fmt::format("  num_gpu_blocks: {}   # measured (vLLM's log)\n", e.kv_blocks_total_gpu);
   }
   if (o.prefix_caching) y += "  enable_prefix_caching: true   # vLLM V1 default\n";
-  if (o.async_scheduling == "auto") {
-    if (profile->async_scheduling.value_or(false)) {
-      y += "  async_scheduling: true   # the engine profile's\n";
-    } else if (!profile->async_scheduling && async_scheduling_default(e)) {
-      y += "  async_scheduling: true   # vLLM >= 0.12 default (vllm-project/vllm#27614)\n";
-    }
+  // Written either way: the engine profile's setting would otherwise apply in `simulate`.
+  if (o.async_scheduling != "auto") {
+    y += "  async_scheduling: false   # --async-scheduling off\n";
+  } else if (profile->async_scheduling) {
+    y += fmt::format("  async_scheduling: {}   # the engine profile's\n",
+                     *profile->async_scheduling ? "true" : "false");
+  } else if (async_scheduling_default(e)) {
+    y += "  async_scheduling: true   # vLLM >= 0.12 default (vllm-project/vllm#27614)\n";
+  } else {
+    y += "  async_scheduling: false   # vLLM < 0.12 default\n";
   }
   y += "router: {kind: round_robin}\n";
   y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", engine_text(e, o));
