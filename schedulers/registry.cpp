@@ -68,15 +68,18 @@ const typename Table::mapped_type& lookup(const Table& table, const ConfigNode& 
 
 }  // namespace
 
+bool chunked_prefill(const ConfigNode& node, const SchedulerOptions& options) {
+  const std::string kind = node.get_string("kind");
+  return kind == "sarathi" || (kind == "vllm" && options.enable_chunked_prefill);
+}
+
 std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
                                                          const SchedulerOptions& options) {
   node.require_map("a scheduler section");
   const auto& factory = lookup(scheduler_table(), node, "scheduler");
   std::vector<std::string> known(std::begin(kCommonSchedulerKeys), std::end(kCommonSchedulerKeys));
   node.check_keys(known);
-  const bool chunked = node.get_string("kind") == "sarathi" ||
-                       (node.get_string("kind") == "vllm" && options.enable_chunked_prefill);
-  if (options.async_scheduling && !chunked) {
+  if (options.async_scheduling && !chunked_prefill(node, options)) {
     node.at("async_scheduling")
         .fail(
             "async scheduling is vLLM V1's: it needs chunked prefill (kind sarathi, or vllm "

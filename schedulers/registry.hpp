@@ -17,6 +17,9 @@ namespace servesim {
 // enable_chunked_prefill: true is vLLM's chunked-prefill scheduler, i.e. `sarathi`.
 std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
                                                          const SchedulerOptions& options);
+// Whether the scheduler section runs chunked prefill (kind sarathi, or vllm with
+// enable_chunked_prefill: true): what vLLM V1 features such as async scheduling need.
+bool chunked_prefill(const ConfigNode& node, const SchedulerOptions& options);
 // Builds the router named by node["kind"] (round_robin, least_outstanding, random).
 std::unique_ptr<Router> make_router(const ConfigNode& node, std::uint64_t seed);
 

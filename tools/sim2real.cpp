@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"nominal", "trace"}));
   app.add_flag("--no-prefix-caching", no_prefix_caching, "Generate configs without prefix caching");
   app.add_option("--async-scheduling", options.async_scheduling,
-                 "auto (default): vLLM's async scheduling for images >= 0.12; off: never")
+                 "auto (default): vLLM's async scheduling as the engine profile says, else for "
+                 "images >= 0.12; off: never")
       ->check(CLI::IsMember({"off", "auto"}));
   int threads = 0;
   app.add_option("--threads", threads,

@@ -54,10 +54,7 @@ BuiltRun build_run(const RunConfig& config) {
   if (config.cost_model.get_string("kind", "") == "analytical" && config.cost_model.has("engine")) {
     engine = EngineProfile::load(config.cost_model.at("engine"));
   }
-  const bool chunked_kind =
-      config.scheduler.get_string("kind") == "sarathi" ||
-      (config.scheduler.get_string("kind") == "vllm" && base_options.enable_chunked_prefill);
-  if (engine && engine->async_scheduling && chunked_kind &&
+  if (engine && engine->async_scheduling && chunked_prefill(config.scheduler, base_options) &&
       !config.scheduler.has("async_scheduling")) {
     base_options.async_scheduling = *engine->async_scheduling;
   }
@@ -77,9 +74,7 @@ BuiltRun build_run(const RunConfig& config) {
       spec.cuda_graph_mode = *engine->cuda_graph_mode;
       if (spec.cuda_graph_mode == CudaGraphMode::kPiecewise &&
           !g.node.has("cuda_graph_max_tokens")) {
-        // vLLM V1's largest capture size: min(2 × max_num_seqs, 512).
-        const std::int64_t seqs = base_options.max_num_seqs > 0 ? base_options.max_num_seqs : 256;
-        spec.cuda_graph_max_tokens = std::min<std::int64_t>(2 * seqs, 512);
+        spec.cuda_graph_max_tokens = vllm_v1_graph_max_tokens(base_options.max_num_seqs);
       }
     }
     spec.power_cap_w = g.power_cap_w;

@@ -275,10 +275,9 @@ std::string run_predict(const CostmodelArgs& a) {
   if (b.empty()) throw InputError("--tokens/--decodes: the batch is empty");
   const auto cm = make_cost_model(ConfigNode::parse(a.cost_model_yaml, "--cost-model"));
   const StepCost cost = cm->step(b, r);
+  const char* launch = launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens()));
   if (a.json) {
-    nlohmann::json j = {
-        {"total_ns", cost.total_ns},
-        {"launch", launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens()))}};
+    nlohmann::json j = {{"total_ns", cost.total_ns}, {"launch", launch}};
     for (std::size_t i = 0; i < kNumCostComponents; ++i) {
       j["breakdown_ns"][std::string(cost_component_name(static_cast<CostComponent>(i)))] =
           cost.breakdown_ns[i];
@@ -289,7 +288,7 @@ std::string run_predict(const CostmodelArgs& a) {
       "{} on {}×{} (TP{} PP{}), {} prefill tokens + {} decodes, "
       "context {}, {}: {:.3f} ms\n",
       model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.prefill_tokens, a.decodes, a.context,
-      launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens())), sim_to_ms(cost.total_ns));
+      launch, sim_to_ms(cost.total_ns));
   for (std::size_t i = 0; i < kNumCostComponents; ++i) {
     out += fmt::format("  {:<12} {:10.3f} ms\n", cost_component_name(static_cast<CostComponent>(i)),
                        cost.breakdown_ns[i] / 1e6);

@@ -35,13 +35,13 @@ struct EngineProfile {
   // tool replaying measured runs can pick the profile from the run's image.
   std::vector<std::string> images;
   double request_overhead_ns = 0;
-  // Which steps the engine replays from CUDA graphs (vLLM V1: piecewise, i.e. mixed steps too);
-  // a tool that writes replica configs for this engine (sim2real) sets it on the replicas. None:
-  // not stated.
+  // Which steps the engine replays from CUDA graphs (vLLM V1: piecewise, i.e. mixed steps too).
+  // A run's replicas take it unless their config sets cuda_graph_mode (build_run). None: not
+  // stated.
   std::optional<CudaGraphMode> cuda_graph_mode;
-  // Whether the engine forms the next batch while a step runs (vLLM >= 0.12 default); a tool
-  // that writes scheduler configs for this engine sets scheduler.async_scheduling from it. None:
-  // not stated (sim2real then goes by the image's vLLM version).
+  // Whether the engine forms the next batch while a step runs (vLLM >= 0.12 default). A run's
+  // chunked scheduler takes it unless its config sets async_scheduling. None: not stated
+  // (sim2real then goes by the image's vLLM version).
   std::optional<bool> async_scheduling;
   // An `analytical:` section for every GPU (applied before the per-GPU sections).
   std::optional<ConfigNode> all_gpus;

@@ -178,10 +178,9 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
   if (profile->cuda_graph_mode == CudaGraphMode::kPiecewise) {
     // vLLM V1: full graphs for decode-only steps, piecewise graphs (attention outside) for steps
     // with prefill, up to the largest capture size, min(2 max_num_seqs, 512).
-    const std::int64_t seqs = e.max_num_seqs > 0 ? e.max_num_seqs : 256;
     y += "    cuda_graph_mode: piecewise   # the engine profile's (vLLM V1)\n";
     y += fmt::format("    cuda_graph_max_tokens: {}   # vLLM: min(2 x max_num_seqs, 512)\n",
-                     std::min<std::int64_t>(2 * seqs, 512));
+                     vllm_v1_graph_max_tokens(e.max_num_seqs > 0 ? e.max_num_seqs : 128));
   }
   y += "scheduler:\n  kind: sarathi       # vLLM V1: chunked prefill always on, one token budget\n";
   if (e.max_num_batched_tokens > 0) {
