@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   predict->add_option("--context", args.context, "context before the chunk / per decode");
   predict->add_option("--decodes", args.decodes, "decode requests in the batch");
   predict->add_flag("--eager", args.eager, "no CUDA graphs");
+  predict->add_option("--precision", args.precision, "weights: bf16 (default), fp16 or fp8")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   predict
       ->add_option("--graph-mode", args.graph_mode,
                    "decode_only (default; vLLM V0) or piecewise (vLLM V1: steps with prefill "

@@ -262,6 +262,16 @@ std::string run_predict(const CostmodelArgs& a) {
   r.tp = a.tp;
   r.pp = a.pp;
   r.cuda_graphs = !a.eager;
+  if (a.precision == "fp8") {
+    if (c.gpu.fp8_tflops <= 0) {
+      throw InputError(
+          fmt::format("--precision fp8: GPU '{}' has no FP8 tensor cores", c.gpu.name));
+    }
+    r.weights = Precision::kFp8;
+  } else if (a.precision != "bf16" && a.precision != "fp16") {
+    throw InputError(
+        fmt::format("--precision: unknown '{}' (known: bf16, fp16, fp8)", a.precision));
+  }
   const auto mode = cuda_graph_mode_named(a.graph_mode);
   if (!mode) {
     throw InputError(
@@ -285,10 +295,10 @@ std::string run_predict(const CostmodelArgs& a) {
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
-      "{} on {}×{} (TP{} PP{}), {} prefill tokens + {} decodes, "
+      "{} on {}×{} (TP{} PP{}, {} weights), {} prefill tokens + {} decodes, "
       "context {}, {}: {:.3f} ms\n",
-      model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.prefill_tokens, a.decodes, a.context,
-      launch, sim_to_ms(cost.total_ns));
+      model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.precision, a.prefill_tokens, a.decodes,
+      a.context, launch, sim_to_ms(cost.total_ns));
   for (std::size_t i = 0; i < kNumCostComponents; ++i) {
     out += fmt::format("  {:<12} {:10.3f} ms\n", cost_component_name(static_cast<CostComponent>(i)),
                        cost.breakdown_ns[i] / 1e6);

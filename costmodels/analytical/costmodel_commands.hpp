@@ -17,6 +17,7 @@ struct CostmodelArgs {
   bool json = false;
   bool per_tp = false;
   bool eager = false;
+  std::string precision = "bf16";          // predict: bf16 | fp16 | fp8 weights
   std::string graph_mode = "decode_only";  // predict: the replica's cuda_graph_mode
   int graph_max_tokens = 0;                // predict: cuda_graph_max_tokens (0 = no limit)
   int tp = 1;

@@ -159,4 +159,14 @@ TEST_CASE("costmodel predict prices one batch the way the chosen CUDA-graph mode
   CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "full CUDA graph");
   a.graph_mode = "full";
   CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--graph-mode: unknown 'full'"));
+  // FP8 weights: GEMMs at the FP8 peak and half the weight bytes; refused without FP8 cores.
+  a.graph_mode = "piecewise";
+  a.decodes = 8;
+  const auto bf16 = nlohmann::json::parse(run_predict(a));
+  a.precision = "fp8";
+  const auto fp8 = nlohmann::json::parse(run_predict(a));
+  CHECK(fp8["breakdown_ns"]["gemm"].get<double>() <
+        0.7 * bf16["breakdown_ns"]["gemm"].get<double>());
+  a.gpu = "a100";
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("has no FP8 tensor cores"));
 }
