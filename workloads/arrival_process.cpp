@@ -3,17 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "workloads/overloaded.hpp"
+
 namespace servesim {
-namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
-}  // namespace
 
 ArrivalProcess::ArrivalProcess(const ArrivalSpec& spec, std::uint64_t seed)
     : spec_(spec), rng_(substream_seed(seed, 1)) {

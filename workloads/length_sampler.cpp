@@ -6,16 +6,10 @@
 #include <fmt/format.h>
 
 #include "sim/input_error.hpp"
+#include "workloads/overloaded.hpp"
 
 namespace servesim {
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 // Vidur's _zeta(count, theta): Σ_{i=1}^{count-1} i^-theta (its upper bound is exclusive).
 double vidur_zeta(std::int64_t count, double theta) {
