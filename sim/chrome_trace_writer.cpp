@@ -1,9 +1,7 @@
 #include "sim/chrome_trace_writer.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -37,17 +35,11 @@ void append_us(std::string& out, SimTime ns) {
   out.append(digits, 4);
 }
 
-[[noreturn]] void fail(const std::string& path, const char* what) {
-  throw InputError(fmt::format("{}: {} ({})", path, what, std::strerror(errno)));
-}
-
 }  // namespace
 
 ChromeTraceWriter::ChromeTraceWriter(const std::string& path, std::int64_t max_events)
-    : path_(path), max_events_(std::max<std::int64_t>(max_events, 0)) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (file_ == nullptr) fail(path, "cannot create trace file");
-  buffer_ = "{\"traceEvents\":[";
+    : max_events_(std::max<std::int64_t>(max_events, 0)), out_(path, "trace file") {
+  out_.text() = "{\"traceEvents\":[";
 }
 
 ChromeTraceWriter::~ChromeTraceWriter() {
@@ -58,15 +50,15 @@ ChromeTraceWriter::~ChromeTraceWriter() {
 }
 
 void ChromeTraceWriter::begin_event() {
-  if (file_ == nullptr) throw InputError(path_ + ": add to a closed trace writer");
-  buffer_ += first_event_ ? "\n" : ",\n";
+  if (out_.closed()) throw InputError(out_.path() + ": add to a closed trace writer");
+  out_.text() += first_event_ ? "\n" : ",\n";
   first_event_ = false;
 }
 
 void ChromeTraceWriter::add_replica(std::int32_t replica, std::string_view label) {
   const std::string name = label.empty() ? fmt::format("replica {}", replica)
                                          : fmt::format("replica {} ({})", replica, label);
-  auto out = std::back_inserter(buffer_);
+  auto out = std::back_inserter(out_.text());
   begin_event();
   fmt::format_to(out, R"({{"name":"process_name","ph":"M","pid":{},"tid":0,"args":{{"name":{}}}}})",
                  replica, nlohmann::json(name).dump());
@@ -75,70 +67,54 @@ void ChromeTraceWriter::add_replica(std::int32_t replica, std::string_view label
       out,
       R"({{"name":"process_sort_index","ph":"M","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
       replica, replica);
-  if (buffer_.size() >= (1u << 16)) write_out();
+  out_.maybe_flush();
 }
 
 void ChromeTraceWriter::add_step(const StepRecord& step) {
-  if (file_ == nullptr) throw InputError(path_ + ": add to a closed trace writer");
+  if (out_.closed()) throw InputError(out_.path() + ": add to a closed trace writer");
   ++steps_;
   if (steps_ > max_events_) return;
   // Hand-assembled rather than one fmt call: this runs once per engine step.
   begin_event();
-  buffer_ += R"({"name":")";
+  std::string& b = out_.text();
+  b += R"({"name":")";
   if (step.prefill_tokens > 0) {
-    buffer_ += "prefill ";
-    append_int(buffer_, step.prefill_tokens);
-    if (step.num_decodes > 0) buffer_ += " + ";
+    b += "prefill ";
+    append_int(b, step.prefill_tokens);
+    if (step.num_decodes > 0) b += " + ";
   }
   if (step.num_decodes > 0) {
-    buffer_ += "decode ";
-    append_int(buffer_, step.num_decodes);
+    b += "decode ";
+    append_int(b, step.num_decodes);
   }
-  if (step.prefill_tokens <= 0 && step.num_decodes <= 0) buffer_ += "empty";
-  buffer_ += R"(","ph":"X","pid":)";
-  append_int(buffer_, step.replica);
-  buffer_ += R"(,"tid":0,"ts":)";
-  append_us(buffer_, step.start_ns);
-  buffer_ += R"(,"dur":)";
-  append_us(buffer_, step.duration_ns);
-  buffer_ += R"(,"args":{"prefill_tokens":)";
-  append_int(buffer_, step.prefill_tokens);
-  buffer_ += R"(,"prefills":)";
-  append_int(buffer_, step.num_prefills);
-  buffer_ += R"(,"decodes":)";
-  append_int(buffer_, step.num_decodes);
-  buffer_ += R"(,"kv_blocks":)";
-  append_int(buffer_, step.kv_blocks_used);
-  buffer_ += R"(,"preempted":)";
-  append_int(buffer_, step.preempted);
-  buffer_ += "}}";
-  if (buffer_.size() >= (1u << 16)) write_out();
-}
-
-void ChromeTraceWriter::write_out() {
-  if (buffer_.empty()) return;
-  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-    fail(path_, "cannot write trace file");
-  }
-  buffer_.clear();
+  if (step.prefill_tokens <= 0 && step.num_decodes <= 0) b += "empty";
+  b += R"(","ph":"X","pid":)";
+  append_int(b, step.replica);
+  b += R"(,"tid":0,"ts":)";
+  append_us(b, step.start_ns);
+  b += R"(,"dur":)";
+  append_us(b, step.duration_ns);
+  b += R"(,"args":{"prefill_tokens":)";
+  append_int(b, step.prefill_tokens);
+  b += R"(,"prefills":)";
+  append_int(b, step.num_prefills);
+  b += R"(,"decodes":)";
+  append_int(b, step.num_decodes);
+  b += R"(,"kv_blocks":)";
+  append_int(b, step.kv_blocks_used);
+  b += R"(,"preempted":)";
+  append_int(b, step.preempted);
+  b += "}}";
+  out_.maybe_flush();
 }
 
 void ChromeTraceWriter::close() {
-  if (file_ == nullptr) return;
-  fmt::format_to(std::back_inserter(buffer_),
+  if (out_.closed()) return;
+  fmt::format_to(std::back_inserter(out_.text()),
                  "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{{\"steps\":{},\"steps_written\":{},"
                  "\"steps_omitted\":{},\"max_events\":{}}}}}\n",
                  steps_, steps_written(), steps_omitted(), max_events_);
-  std::FILE* file = file_;
-  bool written = true;
-  try {
-    write_out();
-  } catch (...) {
-    written = false;
-  }
-  file_ = nullptr;
-  const bool closed = std::fclose(file) == 0;
-  if (!written || !closed) fail(path_, "cannot write trace file");
+  out_.close();
 }
 
 }  // namespace servesim

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/buffered_file.hpp"
 #include "sim/records.hpp"
 
 namespace servesim {
@@ -40,14 +41,11 @@ class ChromeTraceWriter {
 
  private:
   void begin_event();
-  void write_out();
 
-  std::string path_;
   std::int64_t max_events_;
   std::int64_t steps_ = 0;
   bool first_event_ = true;
-  std::string buffer_;
-  std::FILE* file_ = nullptr;  // null once closed
+  BufferedFile out_;
 };
 
 }  // namespace servesim

@@ -1,7 +1,6 @@
 #include "sim/hdf5_record_writer.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <iterator>
@@ -82,6 +81,13 @@ void check_fields(std::size_t record_size, std::span<const RecordField> fields) 
           fmt::format("record writer: field '{}' lies outside the record", f.name));
     }
   }
+}
+
+// `fields`, checked.
+std::vector<RecordField> checked_fields(std::size_t record_size,
+                                        std::span<const RecordField> fields) {
+  check_fields(record_size, fields);
+  return {fields.begin(), fields.end()};
 }
 
 // "name: value; name: value" over the fields, skipping empty values.
@@ -313,83 +319,51 @@ void Hdf5TableWriter::close() {
 
 CsvTableWriter::CsvTableWriter(const std::string& path, std::size_t record_size,
                                std::span<const RecordField> fields)
-    : path_(path), fields_(fields.begin(), fields.end()) {
-  check_fields(record_size, fields);
-  file_ = std::fopen(path.c_str(), "wb");
-  if (file_ == nullptr) {
-    fail(path, fmt::format("cannot create CSV file ({})", std::strerror(errno)));
-  }
+    : fields_(checked_fields(record_size, fields)), out_(path, "CSV file") {
+  std::string& b = out_.text();
   for (std::size_t i = 0; i < fields_.size(); ++i) {
-    if (i > 0) buffer_ += ',';
-    buffer_ += fields_[i].name;
+    if (i > 0) b += ',';
+    b += fields_[i].name;
   }
-  buffer_ += '\n';
-}
-
-CsvTableWriter::~CsvTableWriter() {
-  try {
-    close();
-  } catch (...) {  // NOLINT(bugprone-empty-catch): destructors must not throw; close() reports
-  }
+  b += '\n';
 }
 
 void CsvTableWriter::append(const void* row) {
-  if (file_ == nullptr) fail(path_, "append to a closed CSV record writer");
+  if (out_.closed()) fail(out_.path(), "append to a closed CSV record writer");
+  std::string& b = out_.text();
   const auto* bytes = static_cast<const std::byte*>(row);
   for (std::size_t i = 0; i < fields_.size(); ++i) {
-    if (i > 0) buffer_ += ',';
+    if (i > 0) b += ',';
     const std::byte* p = bytes + fields_[i].offset;
     switch (fields_[i].type) {
       case FieldType::kInt32: {
         std::int32_t v;
         std::memcpy(&v, p, sizeof v);
         const fmt::format_int text(v);
-        buffer_.append(text.data(), text.size());
+        b.append(text.data(), text.size());
         break;
       }
       case FieldType::kInt64: {
         std::int64_t v;
         std::memcpy(&v, p, sizeof v);
         const fmt::format_int text(v);
-        buffer_.append(text.data(), text.size());
+        b.append(text.data(), text.size());
         break;
       }
       case FieldType::kDouble: {
         double v;
         std::memcpy(&v, p, sizeof v);
-        fmt::format_to(std::back_inserter(buffer_), "{}", v);
+        fmt::format_to(std::back_inserter(b), "{}", v);
         break;
       }
     }
   }
-  buffer_ += '\n';
+  b += '\n';
   ++rows_;
-  if (buffer_.size() >= (1u << 16)) write_out();
+  out_.maybe_flush();
 }
 
-void CsvTableWriter::write_out() {
-  if (buffer_.empty()) return;
-  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-    fail(path_, fmt::format("cannot write CSV file ({})", std::strerror(errno)));
-  }
-  buffer_.clear();
-}
-
-void CsvTableWriter::close() {
-  if (file_ == nullptr) return;
-  std::FILE* file = file_;
-  bool written = true;
-  try {
-    write_out();
-  } catch (...) {
-    written = false;
-  }
-  file_ = nullptr;
-  const bool closed = std::fclose(file) == 0;
-  if (!written || !closed) {
-    fail(path_, fmt::format("cannot write CSV file ({})", std::strerror(errno)));
-  }
-}
+void CsvTableWriter::close() { out_.close(); }
 
 }  // namespace detail
 

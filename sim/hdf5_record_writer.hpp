@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "sim/buffered_file.hpp"
 #include "sim/records.hpp"
 
 namespace servesim {
@@ -69,21 +70,14 @@ class CsvTableWriter {
  public:
   CsvTableWriter(const std::string& path, std::size_t record_size,
                  std::span<const RecordField> fields);
-  ~CsvTableWriter();
-  CsvTableWriter(const CsvTableWriter&) = delete;
-  CsvTableWriter& operator=(const CsvTableWriter&) = delete;
 
   void append(const void* row);
   void close();
   std::int64_t rows() const { return rows_; }
 
  private:
-  void write_out();
-
-  std::string path_;
   std::vector<RecordField> fields_;
-  std::string buffer_;
-  std::FILE* file_ = nullptr;  // null once closed
+  BufferedFile out_;
   std::int64_t rows_ = 0;
 };
 
