@@ -88,8 +88,7 @@ BuiltRun build_run(const RunConfig& config) {
     }
     SchedulerOptions options = base_options;
     if (options.max_model_len <= 0) options.max_model_len = spec.model->max_position_embeddings;
-    const bool chunked =
-        config.scheduler.get_string("kind") == "sarathi" || options.enable_chunked_prefill;
+    const bool chunked = chunked_prefill(config.scheduler, options);
     if (!chunked && options.max_num_batched_tokens > 0 &&
         options.max_num_batched_tokens < options.max_model_len &&
         !config.scheduler.has("max_model_len")) {
