@@ -42,6 +42,25 @@ std::optional<SharedRuns> shared_runs() {
   return SharedRuns{csv, read_experiments(csv)};
 }
 
+// A small regenerated run (no ../shared needed): shared-prefix chat on one H100, vLLM v0.15.1.
+Experiment synthetic_run(const std::string& id, const std::string& model, double rate = 1.0,
+                         int line = 0) {
+  Experiment e;
+  e.id = id;
+  e.line = line;
+  e.model = model;
+  e.vllm_image = "vllm/vllm-openai:v0.15.1";
+  e.hardware = "H100";
+  e.precision = "BF16";
+  e.stages = {{rate, 20.0}};
+  e.system_prompt_len = 100;
+  e.question_len = 300;
+  e.output_len = 50;
+  e.num_groups = 2;
+  e.users_per_group = 2;
+  return e;
+}
+
 const Experiment& find(const std::vector<Experiment>& runs, const std::string& id) {
   const auto it = std::find_if(runs.begin(), runs.end(), [&](const auto& e) { return e.id == id; });
   REQUIRE(it != runs.end());
@@ -96,19 +115,8 @@ TEST_CASE("every run of experiments.csv becomes a config that resolves its model
 
 TEST_CASE("an unknown model name is an error naming the CSV line and the run",
           "[sim2real][replay]") {
-  Experiment e;
-  e.id = "x1";
-  e.line = 7;
-  e.model = "nobody/No-Such-Model-7B";
-  e.vllm_image = "vllm/vllm-openai:v0.15.1";
-  e.hardware = "H100";
+  Experiment e = synthetic_run("x1", "nobody/No-Such-Model-7B", 1.0, 7);
   e.precision = "FP16";
-  e.stages = {{1.0, 10.0}};
-  e.system_prompt_len = 10;
-  e.question_len = 20;
-  e.output_len = 5;
-  e.num_groups = 1;
-  e.users_per_group = 1;
   try {
     replay(e, ReplayOptions{}, "experiments.csv");
     FAIL("no error");
@@ -120,25 +128,9 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
 
 TEST_CASE("concurrent replays give each run its own result in order and the first failure wins",
           "[sim2real][replay]") {
-  // Small regenerated runs (no ../shared needed): 8B at two rates, and two bad ones.
-  const auto run = [](const std::string& id, int line, const std::string& model, double rate) {
-    Experiment e;
-    e.id = id;
-    e.line = line;
-    e.model = model;
-    e.vllm_image = "vllm/vllm-openai:v0.15.1";
-    e.hardware = "H100";
-    e.precision = "BF16";
-    e.stages = {{rate, 20.0}};
-    e.system_prompt_len = 100;
-    e.question_len = 300;
-    e.output_len = 50;
-    e.num_groups = 2;
-    e.users_per_group = 2;
-    return e;
-  };
-  const Experiment a = run("a", 2, "meta-llama/Llama-3.1-8B", 2.0);
-  const Experiment b = run("b", 3, "meta-llama/Llama-3.1-8B", 8.0);
+  // 8B at two rates, and two bad ones.
+  const Experiment a = synthetic_run("a", "meta-llama/Llama-3.1-8B", 2.0, 2);
+  const Experiment b = synthetic_run("b", "meta-llama/Llama-3.1-8B", 8.0, 3);
   const std::vector<RunResult> both = replay_all({&a, &b}, ReplayOptions{}, "runs.csv");
   REQUIRE(both.size() == 2);
   CHECK(both[0].experiment == &a);
@@ -146,8 +138,8 @@ TEST_CASE("concurrent replays give each run its own result in order and the firs
   CHECK(both[0].sim.e2e_mean == replay(a, ReplayOptions{}, "runs.csv").sim.e2e_mean);
   CHECK(both[1].sim.e2e_mean == replay(b, ReplayOptions{}, "runs.csv").sim.e2e_mean);
   CHECK(both[1].requests == 160);
-  const Experiment bad1 = run("bad1", 7, "nobody/First-7B", 1.0);
-  const Experiment bad2 = run("bad2", 9, "nobody/Second-7B", 1.0);
+  const Experiment bad1 = synthetic_run("bad1", "nobody/First-7B", 1.0, 7);
+  const Experiment bad2 = synthetic_run("bad2", "nobody/Second-7B", 1.0, 9);
   for (int i = 0; i < 3; ++i) {  // whatever the schedule
     CHECK_THROWS_WITH(replay_all({&a, &bad1, &b, &bad2}, ReplayOptions{}, "runs.csv"),
                       Contains("runs.csv:7: run bad1:"));
@@ -300,12 +292,7 @@ TEST_CASE("with --async-scheduling auto (default), vLLM images from 0.12 on get 
         std::make_pair(0, 6));
   CHECK_FALSE(vllm_version("vllm/vllm-openai:latest"));
   CHECK_FALSE(vllm_version("vllm"));
-  Experiment e;
-  e.id = "x";
-  e.model = "meta-llama/Llama-2-7b-hf";
-  e.hardware = "H100";
-  e.tp = 1;
-  e.stages.push_back({1.0, 10.0});
+  Experiment e = synthetic_run("x", "meta-llama/Llama-2-7b-hf");
   ReplayOptions automatic;
   automatic.async_scheduling = "auto";
   e.vllm_image = "vllm/vllm-openai:v0.15.1";
@@ -324,11 +311,7 @@ TEST_CASE("with --async-scheduling auto (default), vLLM images from 0.12 on get 
 
 TEST_CASE("both engines are vLLM V1: piecewise CUDA graphs to min(2 max_num_seqs, 512), async",
           "[sim2real][replay]") {
-  Experiment e;
-  e.id = "x";
-  e.model = "meta-llama/Llama-2-7b-hf";
-  e.hardware = "H100";
-  e.stages.push_back({1.0, 10.0});
+  Experiment e = synthetic_run("x", "meta-llama/Llama-2-7b-hf");
   e.max_num_seqs = 128;
   // The fork's tag (0.6.8) is below 0.12, but its profile says what it runs (upstream V1).
   e.vllm_image = "ghcr.io/inference-sim/vllm:0.6.8 (fork w/ journey+step tracing)";
@@ -359,18 +342,13 @@ TEST_CASE("both engines are vLLM V1: piecewise CUDA graphs to min(2 max_num_seqs
 }
 
 TEST_CASE("each run replays with the engine profile that claims its image", "[sim2real][replay]") {
-  Experiment e;
-  e.id = "x";
-  e.vllm_image = "vllm/vllm-openai:v0.15.1";
+  Experiment e = synthetic_run("x", "meta-llama/Llama-2-7b-hf", 1.0, 9);
   CHECK(engine_for(e, ReplayOptions{}) == "vllm-v1");
   e.vllm_image = "ghcr.io/inference-sim/vllm:0.6.8 (fork w/ journey+step tracing)";
   CHECK(engine_for(e, ReplayOptions{}) == "vllm-inference-sim");
   e.vllm_image = "lmsysorg/sglang:v0.4";
   CHECK_THROWS_WITH(engine_for(e, ReplayOptions{}), Contains("sglang") && Contains("--engine"));
-  e.line = 9;  // replay names the CSV line and the run, like every other input error
-  e.model = "meta-llama/Llama-2-7b-hf";
-  e.hardware = "H100";
-  e.stages = {{1.0, 10.0}};
+  // replay names the CSV line and the run, like every other input error
   CHECK_THROWS_WITH(replay(e, ReplayOptions{}, "runs.csv"),
                     Contains("runs.csv:9: run x:") && Contains("sglang"));
   ReplayOptions forced;
