@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -42,6 +43,13 @@ std::vector<std::string> Catalog::default_dirs() {
   if (const char* env = std::getenv("SERVESIM_CATALOG")) dirs.emplace_back(env);
   dirs.emplace_back(SERVESIM_CATALOG_DIR);
   return dirs;
+}
+
+std::string Catalog::default_gpu_name(const std::string& name, const ConfigNode& where) {
+  static std::mutex mutex;
+  static Catalog catalog(default_dirs());
+  const std::lock_guard lock(mutex);
+  return catalog.gpu(name, where).name;
 }
 
 void Catalog::index() {

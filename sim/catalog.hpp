@@ -23,6 +23,10 @@ class Catalog {
   explicit Catalog(std::vector<std::string> dirs);
   // The project's own configs/ folder (compiled in), then $SERVESIM_CATALOG if set.
   static std::vector<std::string> default_dirs();
+  // The catalog name of GPU `name` in the default folders, from one catalog per process
+  // (indexed on first use; thread-safe): for files that only name GPUs (engine profiles), so
+  // reading one does not index every hardware file again.
+  static std::string default_gpu_name(const std::string& name, const ConfigNode& where);
 
   // `where` positions the error when the name is unknown (the error lists the known names).
   const GpuSpec& gpu(const std::string& name, const ConfigNode& where);

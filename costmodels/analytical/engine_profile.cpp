@@ -66,17 +66,16 @@ EngineProfile EngineProfile::parse(const ConfigNode& file) {
   if (file.has("async_scheduling")) e.async_scheduling = file.get_bool("async_scheduling", false);
   if (auto g = file.find("gpus")) {
     g->require_map("per-GPU engine constants (GPU name: {host: …, analytical: …})");
-    Catalog catalog(Catalog::default_dirs());
     for (const std::string& key : g->keys()) {
       const ConfigNode section = g->at(key);
-      const GpuSpec& gpu = catalog.gpu(key, section);
+      const std::string gpu = Catalog::default_gpu_name(key, section);
       section.require_map("engine constants for one GPU ({host: …, analytical: …})");
       section.check_keys({"host", "analytical"});
       // Validate now (a bad key fails at load, not at the first step).
       AnalyticalParams probe;
       if (auto a = section.find("analytical")) probe.apply_analytical(*a);
       if (auto h = section.find("host")) probe.apply_host(*h);
-      e.gpus.emplace_back(gpu.name, section);
+      e.gpus.emplace_back(gpu, section);
     }
   }
   return e;
