@@ -95,30 +95,62 @@ void write_residuals(const std::string& path, const std::vector<ProfileValidatio
 
 nlohmann::json slice_json(const ProfileValidation::Slice& s) {
   nlohmann::json j;
+  double light_share = 0;
+  double light_points = 0;
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
     if (s.ops[i].n == 0) continue;
     j["ops"][std::string(vidur_op_name(static_cast<VidurOp>(i)))] = {
-        {"mape", s.ops[i].mape()}, {"mean_signed_error", s.ops[i].mspe()}, {"n", s.ops[i].n}};
+        {"mape", s.ops[i].mape()},
+        {"mean_signed_error", s.ops[i].mspe()},
+        {"n", s.ops[i].n},
+        {"decode_mape", s.decode_ops[i].mape()},
+        {"prefill_mape", s.prefill_ops[i].mape()},
+        {"time_weighted_error", s.ops[i].wape()},
+        {"share_of_block_time", s.time_share(i)},
+        {"block_error_points", s.block_error_points(i)}};
+    if (!is_projection_gemm(static_cast<VidurOp>(i))) {
+      light_share += s.time_share(i);
+      light_points += s.block_error_points(i);
+    }
   }
+  j["light_ops"] = {{"share_of_block_time", light_share}, {"block_error_points", light_points}};
   j["mlp_block"] = {{"mape", s.block.mape()},
                     {"mean_signed_error", s.block.mspe()},
                     {"decode_mape", s.decode_block.mape()},
                     {"prefill_mape", s.prefill_block.mape()},
+                    {"time_weighted_error", s.block.wape()},
                     {"n", s.block.n}};
   return j;
 }
 
+// The block line, then one line per op: MAPE and signed error (all, decode-like,
+// prefill-like), the op's share of the block's measured time and its |error| in points of block
+// time (what judges a light op: its decode MAPE is bounded by the profile's 1 µs resolution).
 std::string slice_text(const std::string& label, const ProfileValidation::Slice& s) {
   std::string out = fmt::format(
       "{:<44} block {:6.2f}% (signed {:+6.2f}%, decode {:6.2f}%, "
-      "prefill {:6.2f}%, n={})\n",
+      "prefill {:6.2f}%, time-weighted {:5.2f}%, n={})\n",
       label, s.block.mape(), s.block.mspe(), s.decode_block.mape(), s.prefill_block.mape(),
-      s.block.n);
+      s.block.wape(), s.block.n);
+  out += fmt::format("    {:<26} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10}\n", "op", "MAPE", "signed",
+                     "decode", "prefill", "of block", "err pts");
+  double light_share = 0;
+  double light_points = 0;
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
     if (s.ops[i].n == 0) continue;
-    out += fmt::format("    {:<26} MAPE {:6.2f}%  signed {:+7.2f}%\n",
-                       vidur_op_name(static_cast<VidurOp>(i)), s.ops[i].mape(), s.ops[i].mspe());
+    out += fmt::format("    {:<26} {:7.2f}% {:+7.2f}% {:7.2f}% {:7.2f}% {:8.1f}% {:10.2f}\n",
+                       vidur_op_name(static_cast<VidurOp>(i)), s.ops[i].mape(), s.ops[i].mspe(),
+                       s.decode_ops[i].mape(), s.prefill_ops[i].mape(), s.time_share(i),
+                       s.block_error_points(i));
+    if (!is_projection_gemm(static_cast<VidurOp>(i))) {
+      light_share += s.time_share(i);
+      light_points += s.block_error_points(i);
+    }
   }
+  out += fmt::format(
+      "    light ops (all but the four GEMMs): {:.1f}% of block time, {:.2f} points of "
+      "time-weighted block error at most\n",
+      light_share, light_points);
   return out;
 }
 
@@ -129,13 +161,7 @@ std::string run_validate(const CostmodelArgs& a) {
   const auto results = validate_all(c, c.params, AnalyticalTerms{}, !a.rows_file.empty());
   if (!a.rows_file.empty()) write_residuals(a.rows_file, results);
   ProfileValidation::Slice all;
-  for (const auto& r : results) {
-    const auto& s = r.slices.front();
-    for (std::size_t i = 0; i < kNumVidurOps; ++i) all.ops[i].merge(s.ops[i]);
-    all.block.merge(s.block);
-    all.decode_block.merge(s.decode_block);
-    all.prefill_block.merge(s.prefill_block);
-  }
+  for (const auto& r : results) all.merge(r.slices.front());
   if (a.json) {
     nlohmann::json j = slice_json(all);
     j["gpu"] = c.gpu.name;

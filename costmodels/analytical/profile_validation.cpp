@@ -16,12 +16,35 @@ void ErrorStats::add(double predicted, double measured) {
   abs_sum += std::abs(e);
   signed_sum += e;
   ++n;
+  measured_sum += measured;
+  abs_err_sum += std::abs(predicted - measured);
 }
 
 void ErrorStats::merge(const ErrorStats& o) {
   abs_sum += o.abs_sum;
   signed_sum += o.signed_sum;
   n += o.n;
+  measured_sum += o.measured_sum;
+  abs_err_sum += o.abs_err_sum;
+}
+
+void ProfileValidation::Slice::merge(const Slice& o) {
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    ops[i].merge(o.ops[i]);
+    decode_ops[i].merge(o.decode_ops[i]);
+    prefill_ops[i].merge(o.prefill_ops[i]);
+  }
+  block.merge(o.block);
+  decode_block.merge(o.decode_block);
+  prefill_block.merge(o.prefill_block);
+}
+
+double ProfileValidation::Slice::time_share(std::size_t op) const {
+  return block.measured_sum > 0 ? 100 * ops[op].measured_sum / block.measured_sum : 0;
+}
+
+double ProfileValidation::Slice::block_error_points(std::size_t op) const {
+  return block.measured_sum > 0 ? 100 * ops[op].abs_err_sum / block.measured_sum : 0;
 }
 
 ModelSpec model_from_profile(const VidurMlpRow& row, const std::string& name,
@@ -62,12 +85,14 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
     const auto pred = it->second.vidur_ops_ns(row.num_tokens);
     ProfileValidation::Slice& s = per_tp[row.tp];
     s.tp = row.tp;
+    const bool decode = row.num_tokens <= 128;
     double block_pred = 0;
     double block_meas = 0;
     for (std::size_t i = 0; i < kNumVidurOps; ++i) {
       const double meas = row.ms[i] * 1e6;
       if (!std::isfinite(meas) || !std::isfinite(pred[i])) continue;
       s.ops[i].add(pred[i], meas);
+      (decode ? s.decode_ops : s.prefill_ops)[i].add(pred[i], meas);
       if (keep_residuals) {
         v.residuals.push_back(
             {row.line, row.tp, row.num_tokens, static_cast<VidurOp>(i), pred[i], meas});
@@ -76,15 +101,10 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
       block_meas += meas;
     }
     s.block.add(block_pred, block_meas);
-    (row.num_tokens <= 128 ? s.decode_block : s.prefill_block).add(block_pred, block_meas);
+    (decode ? s.decode_block : s.prefill_block).add(block_pred, block_meas);
   }
   ProfileValidation::Slice all;
-  for (const auto& [tp, s] : per_tp) {
-    for (std::size_t i = 0; i < kNumVidurOps; ++i) all.ops[i].merge(s.ops[i]);
-    all.block.merge(s.block);
-    all.decode_block.merge(s.decode_block);
-    all.prefill_block.merge(s.prefill_block);
-  }
+  for (const auto& [tp, s] : per_tp) all.merge(s);
   v.slices.push_back(all);
   for (const auto& [tp, s] : per_tp) v.slices.push_back(s);
   return v;

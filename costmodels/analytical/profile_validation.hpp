@@ -11,15 +11,20 @@
 
 namespace servesim {
 
-// Error statistics of predictions against measurements: MAPE and mean signed percentage error.
+// Error statistics of predictions against measurements: MAPE and mean signed percentage error,
+// and the time-weighted sums (of measured time and of |predicted − measured|).
 struct ErrorStats {
   double abs_sum = 0;
   double signed_sum = 0;
   int n = 0;
+  double measured_sum = 0;
+  double abs_err_sum = 0;
   void add(double predicted, double measured);
   void merge(const ErrorStats& o);
   double mape() const { return n ? 100 * abs_sum / n : 0; }
   double mspe() const { return n ? 100 * signed_sum / n : 0; }
+  // Time-weighted error: Σ|predicted − measured| / Σ measured, in %.
+  double wape() const { return measured_sum > 0 ? 100 * abs_err_sum / measured_sum : 0; }
 };
 
 // Accuracy of the analytical model on one Vidur mlp.csv, overall and per TP degree.
@@ -28,8 +33,14 @@ struct ErrorStats {
 struct ProfileValidation {
   struct Slice {
     int tp = 0;  // 0 = all TP degrees
-    std::array<ErrorStats, kNumVidurOps> ops{};
+    std::array<ErrorStats, kNumVidurOps> ops{}, decode_ops{}, prefill_ops{};
     ErrorStats block, decode_block, prefill_block;
+    void merge(const Slice& o);
+    // An op's share of the block's measured time and its |error| in points of block time
+    // (Σ|predicted − measured| of the op / Σ measured block), both in %: how much the op's
+    // errors can move the block, whatever its own MAPE.
+    double time_share(std::size_t op) const;
+    double block_error_points(std::size_t op) const;
   };
   std::string model;
   std::vector<Slice> slices;  // [0] = all, then one per TP degree ascending

@@ -24,6 +24,11 @@ enum class VidurOp : std::size_t {
 inline constexpr std::size_t kNumVidurOps = static_cast<std::size_t>(VidurOp::kCount);
 // Vidur's column stem, e.g. "attn_pre_proj".
 std::string_view vidur_op_name(VidurOp op);
+// The four projection GEMMs (qkv, o, gate+up, down); the other ops are light kernels.
+constexpr bool is_projection_gemm(VidurOp op) {
+  return op == VidurOp::kAttnPreProj || op == VidurOp::kAttnPostProj || op == VidurOp::kMlpUpProj ||
+         op == VidurOp::kMlpDownProj;
+}
 
 // One row of profiling/compute/<gpu>/<org>/<model>/mlp.csv: median op times of one layer.
 struct VidurMlpRow {

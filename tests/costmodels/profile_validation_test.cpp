@@ -1,0 +1,82 @@
+#include "costmodels/analytical/profile_validation.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "tests/costmodels/test_specs.hpp"
+
+using namespace servesim;
+
+TEST_CASE("ErrorStats keeps MAPE, signed error and the time-weighted error apart",
+          "[costmodels][validation]") {
+  ErrorStats e;
+  e.add(110, 100);  // +10%
+  e.add(5, 10);     // −50%
+  CHECK(e.mape() == Approx(30.0));
+  CHECK(e.mspe() == Approx(-20.0));
+  CHECK(e.wape() == Approx(100.0 * (10 + 5) / 110));  // the long op weighs more
+  ErrorStats m;
+  m.add(90, 100);
+  e.merge(m);
+  CHECK(e.n == 3);
+  CHECK(e.wape() == Approx(100.0 * 25 / 210));
+}
+
+TEST_CASE(
+    "profile validation splits every op into decode-like and prefill-like rows and weighs "
+    "it by its share of the block's time",
+    "[costmodels][validation]") {
+  const GpuSpec gpu = testing::a100_like();
+  const AnalyticalParams params = AnalyticalParams::for_gpu(gpu);
+  const ModelSpec model = testing::llama2_7b_like();
+  auto row_of = [&](int line, int tokens) {
+    VidurMlpRow r;
+    r.line = line;
+    r.num_tokens = tokens;
+    r.tp = 1;
+    r.n_head = model.num_heads;
+    r.n_kv_head = model.num_kv_heads;
+    r.n_embd = model.hidden_size;
+    r.n_expanded_embd = model.intermediate_size;
+    r.vocab_size = model.vocab_size;
+    r.gated_mlp = true;
+    r.ms.fill(1.0);
+    return r;
+  };
+  std::vector<VidurMlpRow> rows = {row_of(2, 64), row_of(3, 2048)};
+  // First pass: the model's own predictions, per row and op.
+  const ProfileValidation probe =
+      validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{}, true);
+  REQUIRE(probe.residuals.size() == 2 * kNumVidurOps);
+  // "Measured" = predicted × 1.25 on the decode row's GEMMs, × 0.5 on its light ops, and exact
+  // on the prefill row.
+  for (const auto& res : probe.residuals) {
+    VidurMlpRow& r = res.tokens == 64 ? rows[0] : rows[1];
+    double f = 1.0;
+    if (res.tokens == 64) f = is_projection_gemm(res.op) ? 1.25 : 0.5;
+    r.ms[static_cast<std::size_t>(res.op)] = res.predicted_ns * f * 1e-6;
+  }
+  const ProfileValidation v = validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{});
+  const ProfileValidation::Slice& s = v.slices.front();
+  const auto up = static_cast<std::size_t>(VidurOp::kMlpUpProj);
+  const auto add = static_cast<std::size_t>(VidurOp::kAdd);
+  CHECK(s.decode_ops[up].mape() == Approx(20.0));    // |1 − 1.25| / 1.25
+  CHECK(s.decode_ops[add].mape() == Approx(100.0));  // |1 − 0.5| / 0.5
+  CHECK(s.prefill_ops[up].mape() == Approx(0.0).margin(1e-9));
+  CHECK(s.ops[up].mape() == Approx(10.0));
+  CHECK(s.ops[up].n == 2);
+  // Shares and error points by hand from the measured times.
+  double block = 0;
+  double up_meas = 0;
+  double add_err = 0;
+  for (const VidurMlpRow& r : rows) {
+    for (std::size_t i = 0; i < kNumVidurOps; ++i) block += r.ms[i];
+    up_meas += r.ms[up];
+  }
+  add_err = rows[0].ms[add] * 1.0;  // predicted − measured = 2·m − m on the decode row
+  CHECK(s.time_share(up) == Approx(100 * up_meas / block));
+  CHECK(s.block_error_points(add) == Approx(100 * add_err / block));
+  CHECK(s.block_error_points(up) == Approx(100 * rows[0].ms[up] * 0.2 / block));
+  double shares = 0;
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) shares += s.time_share(i);
+  CHECK(shares == Approx(100.0));
+}
