@@ -95,8 +95,6 @@ void write_residuals(const std::string& path, const std::vector<ProfileValidatio
 
 nlohmann::json slice_json(const ProfileValidation::Slice& s) {
   nlohmann::json j;
-  double light_share = 0;
-  double light_points = 0;
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
     if (s.ops[i].n == 0) continue;
     j["ops"][std::string(vidur_op_name(static_cast<VidurOp>(i)))] = {
@@ -108,12 +106,9 @@ nlohmann::json slice_json(const ProfileValidation::Slice& s) {
         {"time_weighted_error", s.ops[i].wape()},
         {"share_of_block_time", s.time_share(i)},
         {"block_error_points", s.block_error_points(i)}};
-    if (!is_projection_gemm(static_cast<VidurOp>(i))) {
-      light_share += s.time_share(i);
-      light_points += s.block_error_points(i);
-    }
   }
-  j["light_ops"] = {{"share_of_block_time", light_share}, {"block_error_points", light_points}};
+  j["light_ops"] = {{"share_of_block_time", s.light_time_share()},
+                    {"block_error_points", s.light_error_points()}};
   j["mlp_block"] = {{"mape", s.block.mape()},
                     {"mean_signed_error", s.block.mspe()},
                     {"decode_mape", s.decode_block.mape()},
@@ -134,23 +129,17 @@ std::string slice_text(const std::string& label, const ProfileValidation::Slice&
       s.block.wape(), s.block.n);
   out += fmt::format("    {:<26} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10}\n", "op", "MAPE", "signed",
                      "decode", "prefill", "of block", "err pts");
-  double light_share = 0;
-  double light_points = 0;
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
     if (s.ops[i].n == 0) continue;
     out += fmt::format("    {:<26} {:7.2f}% {:+7.2f}% {:7.2f}% {:7.2f}% {:8.1f}% {:10.2f}\n",
                        vidur_op_name(static_cast<VidurOp>(i)), s.ops[i].mape(), s.ops[i].mspe(),
                        s.decode_ops[i].mape(), s.prefill_ops[i].mape(), s.time_share(i),
                        s.block_error_points(i));
-    if (!is_projection_gemm(static_cast<VidurOp>(i))) {
-      light_share += s.time_share(i);
-      light_points += s.block_error_points(i);
-    }
   }
   out += fmt::format(
       "    light ops (all but the four GEMMs): {:.1f}% of block time, {:.2f} points of "
       "time-weighted block error at most\n",
-      light_share, light_points);
+      s.light_time_share(), s.light_error_points());
   return out;
 }
 

@@ -47,6 +47,22 @@ double ProfileValidation::Slice::block_error_points(std::size_t op) const {
   return block.measured_sum > 0 ? 100 * ops[op].abs_err_sum / block.measured_sum : 0;
 }
 
+double ProfileValidation::Slice::light_time_share() const {
+  double s = 0;
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    if (!is_projection_gemm(static_cast<VidurOp>(i))) s += time_share(i);
+  }
+  return s;
+}
+
+double ProfileValidation::Slice::light_error_points() const {
+  double s = 0;
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    if (!is_projection_gemm(static_cast<VidurOp>(i))) s += block_error_points(i);
+  }
+  return s;
+}
+
 ModelSpec model_from_profile(const VidurMlpRow& row, const std::string& name,
                              const ModelSpec* catalog_model) {
   ModelSpec m;

@@ -41,6 +41,9 @@ struct ProfileValidation {
     // errors can move the block, whatever its own MAPE.
     double time_share(std::size_t op) const;
     double block_error_points(std::size_t op) const;
+    // The same summed over the light ops (every op but the four projection GEMMs).
+    double light_time_share() const;
+    double light_error_points() const;
   };
   std::string model;
   std::vector<Slice> slices;  // [0] = all, then one per TP degree ascending

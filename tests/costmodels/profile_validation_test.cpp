@@ -79,4 +79,13 @@ TEST_CASE(
   double shares = 0;
   for (std::size_t i = 0; i < kNumVidurOps; ++i) shares += s.time_share(i);
   CHECK(shares == Approx(100.0));
+  double gemm_share = 0;
+  double light_points = 0;
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    if (is_projection_gemm(static_cast<VidurOp>(i))) gemm_share += s.time_share(i);
+    if (!is_projection_gemm(static_cast<VidurOp>(i))) light_points += s.block_error_points(i);
+  }
+  CHECK(s.light_time_share() == Approx(100.0 - gemm_share));
+  CHECK(s.light_error_points() == Approx(light_points));
+  CHECK(s.light_error_points() > 0);
 }
