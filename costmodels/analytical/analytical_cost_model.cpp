@@ -54,7 +54,8 @@ const AnalyticalCostModel::Prepared& AnalyticalCostModel::prepare(const ReplicaS
 std::unique_ptr<AnalyticalCostModel::Prepared> AnalyticalCostModel::build(
     const ReplicaSpec& r) const {
   auto p = std::make_unique<Prepared>(pricer(r));
-  p->layers = std::ceil(static_cast<double>(r.model->num_layers) / std::max(1, r.pp));
+  // With pp stages a step still passes every layer, stage after stage (one batch in flight).
+  p->layers = r.model->num_layers;
   const auto n = static_cast<std::size_t>(options_.table_max_tokens) + 1;
   p->eager.resize(n);
   p->edge_tokens_eager.resize(n);
@@ -125,7 +126,8 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
 
   cost[CostComponent::kGemm] = p.layers * layer.gemm;
   cost[CostComponent::kLight] = p.layers * layer.light;
-  cost[CostComponent::kCollective] = p.layers * layer.comm;
+  cost[CostComponent::kCollective] =
+      p.layers * layer.comm + pr.stage_transfers_ns(static_cast<double>(tokens));
   cost[CostComponent::kAttention] = p.layers * attn;
   cost[CostComponent::kEmbedding] = edges + head;
   cost[CostComponent::kHost] = host;

@@ -63,4 +63,19 @@ double TpTopology::all_reduce_ns(double bytes) const {
   return 2 * (p - 1) / p * bytes / bottleneck_ + 2 * (p - 1) * hop_latency_ns_;
 }
 
+double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
+                             const AnalyticalParams& params, double bytes) {
+  const double nvlink = gpu.nvlink_gb_per_s / 2 * params.nvlink_efficiency;  // one direction
+  const double pcie = gpu.pcie_gb_per_s * params.pcie_efficiency;
+  double t = 0;
+  for (int stage = 0; stage + 1 < pp; ++stage) {
+    const int a = stage * tp;  // rank 0 of this stage and of the next
+    const int b = (stage + 1) * tp;
+    bool nv = gpu.nvlink_gb_per_s > 0 && topology == "nvlink";
+    if (topology == "pairwise_nvlink") nv = gpu.nvlink_gb_per_s > 0 && a / 2 == b / 2;
+    t += bytes / (nv ? nvlink : pcie) + params.hop_latency_ns;
+  }
+  return t;
+}
+
 }  // namespace servesim

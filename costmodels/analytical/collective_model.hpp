@@ -37,4 +37,12 @@ class TpTopology {
   double custom_max_bytes_ = 0;
 };
 
+// Pipeline parallelism: the time to hand `bytes` of activations from each of the pp−1 stage
+// boundaries to the next stage, in sequence (one step passes every boundary once). GPU g of the
+// replica is TP rank g % tp of stage g / tp; rank x of stage s sends to rank x of stage s+1 (all
+// ranks in parallel, so one transfer per boundary) over NVLink when the topology links the two
+// GPUs (nvlink: always; pairwise_nvlink: GPUs 2i and 2i+1), else PCIe, plus one hop latency.
+double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
+                             const AnalyticalParams& params, double bytes);
+
 }  // namespace servesim

@@ -23,9 +23,13 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       params_(params),
       terms_(terms),
       shapes_(LayerShapes::make(*r.model, r.tp)),
-      topo_(r.tp, r.topology, *r.gpu, params) {
+      topo_(r.tp, r.topology, *r.gpu, params),
+      tp_(r.tp),
+      pp_(r.pp),
+      topology_(r.topology) {
   const bool fp8 = r.weights == Precision::kFp8 && gpu_->fp8_tflops > 0;
   peak_flops_per_ns_ = (fp8 ? gpu_->fp8_tflops : gpu_->bf16_tflops) * 1e3;
+  attn_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;
   bw_ = gpu_->memory_bw_gb_per_s;
   // f_clk hook (PHYSICS §6): the realized clock fraction at the default cap; a lower cap pulls
   // the clock down as P ∝ f³ in the DVFS range.
@@ -77,6 +81,11 @@ double LayerPricer::act_bytes(double tokens) const {
 
 double LayerPricer::all_reduce_ns(double bytes) const { return topo_.all_reduce_ns(bytes); }
 
+double LayerPricer::stage_transfers_ns(double tokens) const {
+  if (!terms_.collectives) return 0;
+  return pipeline_transfers_ns(tp_, pp_, topology_, *gpu_, params_, tokens * shapes_.hidden * 2);
+}
+
 LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
   LayerCost c;
   for (std::size_t i = 0; i < kNumProjOps; ++i)
@@ -101,12 +110,12 @@ double LayerPricer::attention_ns(const AttentionWork& w, bool graph) const {
   const double floor = terms_.attention && terms_.launch ? params_.attn_floor_ns : 0.0;
   double t = 0;
   if (w.prefill_chunks > 0) {
-    t += floor +
-         std::max(w.prefill_flops / (peak_flops_per_ns_ * eff), w.prefill_bytes / (bw_ * frac));
+    t += floor + std::max(w.prefill_flops / (attn_peak_flops_per_ns_ * eff),
+                          w.prefill_bytes / (bw_ * frac));
   }
   if (w.decodes > 0) {
     t += floor * launch_scale(graph) +
-         std::max(w.decode_flops / (peak_flops_per_ns_ * eff), w.decode_bytes / (bw_ * frac));
+         std::max(w.decode_flops / (attn_peak_flops_per_ns_ * eff), w.decode_bytes / (bw_ * frac));
   }
   return t;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/analytical_terms.hpp"
@@ -54,6 +55,8 @@ class LayerPricer {
   double edge_requests_ns(double requests, bool graph) const;
   double host_ns(double requests, bool graph) const;
   double all_reduce_ns(double bytes) const;
+  // Pipeline parallelism: handing `tokens` hidden states across every stage boundary once.
+  double stage_transfers_ns(double tokens) const;
   // The operations of one layer as Vidur's mlp.csv times them (eager), ns; NaN where the model
   // has no such kernel.
   std::array<double, kNumVidurOps> vidur_ops_ns(double tokens) const;
@@ -80,7 +83,11 @@ class LayerPricer {
   AnalyticalTerms terms_;
   LayerShapes shapes_;
   TpTopology topo_;
-  double peak_flops_per_ns_ = 0;
+  double peak_flops_per_ns_ = 0;       // projection GEMMs (FP8 peak for FP8 weights)
+  double attn_peak_flops_per_ns_ = 0;  // attention runs in bf16/fp16 whatever the weights
+  int tp_ = 1;
+  int pp_ = 1;
+  std::string topology_;
   double bw_ = 0;  // bytes per ns
   double f_clk_ = 1;
   double weight_bytes_ = 2;

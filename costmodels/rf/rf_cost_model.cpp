@@ -166,7 +166,7 @@ std::unique_ptr<RfCostModel::Prepared> RfCostModel::build(const ReplicaSpec& r) 
   if (options_.kind == Kind::kScaled) {
     p->scaler.emplace(*options_.home, *r.gpu, *r.model, r.tp, options_.scale);
   }
-  p->layers = std::ceil(static_cast<double>(r.model->num_layers) / std::max(1, r.pp));
+  p->layers = r.model->num_layers;  // a step passes every pipeline stage
   const LayerShapes& s = p->pricer->shapes();
   p->hidden = s.hidden;
   p->kv_write_bytes_per_token = 2 * 2 * s.kv_heads * s.head_dim * r.kv_dtype_bytes;
@@ -200,7 +200,8 @@ StepCost RfCostModel::step(const BatchShape& batch, const ReplicaSpec& replica) 
   const AttentionWork work = AttentionWork::of(batch, pr.shapes(), replica.kv_dtype_bytes);
   cost[CostComponent::kGemm] = p.layers * row.gemm;
   cost[CostComponent::kLight] = p.layers * row.light;
-  cost[CostComponent::kCollective] = p.layers * row.comm;
+  cost[CostComponent::kCollective] =
+      p.layers * row.comm + pr.stage_transfers_ns(static_cast<double>(tokens));
   cost[CostComponent::kAttention] =
       p.layers * pr.attention_ns(work, launch == StepLaunch::kFullGraph);
   cost[CostComponent::kEmbedding] = row.edge + pr.edge_requests_ns(requests, graph);

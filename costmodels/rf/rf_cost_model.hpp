@@ -21,8 +21,9 @@ namespace servesim {
 //   kind: rf_scaled  the home forests moved to the replica's GPU by SpecScaler (the seed's
 //                    spec-scaled RF; `scale: roofline` by default, `analytical` for the hybrid).
 // One step:
-//   t = layers/PP · (Σ profiled layer ops except emb + 2 all-reduces + attention + KV write)
-//       + emb + final norm (the input_layernorm forest) + LM head + sampling + host floor
+//   t = layers · (Σ profiled layer ops except emb + 2 all-reduces + attention + KV write)
+//       + (PP − 1) stage transfers + emb + final norm (the input_layernorm forest) + LM head
+//       + sampling + host floor   (PP: one batch's full pass, as in AnalyticalCostModel)
 // The all-reduces come from the network profile's forest when `network:` is given (scaled by the
 // NVLink ratio for rf_scaled), else from the analytical model. Vidur's attention.csv is not in
 // this data, so attention, the KV-cache write, the LM head, sampling and the host floor are the

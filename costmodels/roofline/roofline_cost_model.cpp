@@ -67,7 +67,9 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
     const double p = replica.tp;
     comm = 2 * 2 * (p - 1) / p * tokens * s.hidden * 2 / pk.link_bytes_per_ns;
   }
-  const double layers = std::ceil(static_cast<double>(model.num_layers) / replica.pp);
+  // A step passes every pipeline stage (one batch in flight); stage-to-stage transfers are
+  // left out of this bare roofline, like everything but the roofs.
+  const double layers = model.num_layers;
   const double lm_head =
       gemm_ns({static_cast<double>(batch.num_requests()), s.hidden, s.vocab, 1}, wbytes, pk);
 

@@ -268,3 +268,48 @@ TEST_CASE("a hardware file must give every analytical constant: no built-in defa
   bare.file = ConfigNode();
   CHECK_THROWS_AS(AnalyticalParams::for_gpu(bare), InputError);
 }
+
+TEST_CASE("a pipeline-parallel step is one batch's pass through every stage plus the hand-offs",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::a100_like();
+  const ModelSpec model = testing::llama2_7b_like();
+  const AnalyticalCostModel cm{AnalyticalCostModel::Options{}};
+  BatchShape b;
+  b.prefills.push_back({1000, 0});
+  b.decode_contexts.assign(16, 500);
+  ReplicaSpec one = testing::replica_of(gpu, model, 1);
+  one.topology = "nvlink";
+  ReplicaSpec four = one;
+  four.pp = 4;
+  const StepCost c1 = cm.step(b, one);
+  const StepCost c4 = cm.step(b, four);
+  // Same layers, same kernels: only the three stage-to-stage hand-offs of 1016 hidden states
+  // are added, each over one direction of NVLink at the fitted efficiency plus one hop latency.
+  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  const double bytes = 1016.0 * model.hidden_size * 2;
+  const double hop = bytes / (gpu.nvlink_gb_per_s / 2 * p.nvlink_efficiency) + p.hop_latency_ns;
+  CHECK(c4[CostComponent::kGemm] == Approx(c1[CostComponent::kGemm]));
+  CHECK(c4[CostComponent::kAttention] == Approx(c1[CostComponent::kAttention]));
+  CHECK(c4[CostComponent::kCollective] - c1[CostComponent::kCollective] == Approx(3 * hop));
+  // Over PCIe the hand-offs are slower.
+  ReplicaSpec pcie = four;
+  pcie.topology = "pcie";
+  CHECK(cm.step(b, pcie).total_ns > c4.total_ns);
+}
+
+TEST_CASE("FP8 weights speed up the projection GEMMs but not attention, which runs in bf16",
+          "[costmodels][analytical]") {
+  GpuSpec gpu = testing::h100_like();
+  gpu.fp8_tflops = 2 * gpu.bf16_tflops;
+  const ModelSpec model = testing::llama2_7b_like();
+  const AnalyticalCostModel cm{AnalyticalCostModel::Options{}};
+  BatchShape b;
+  b.prefills.push_back({4096, 16384});  // long context: attention is compute-bound
+  ReplicaSpec bf16 = testing::replica_of(gpu, model, 1);
+  ReplicaSpec fp8 = bf16;
+  fp8.weights = Precision::kFp8;
+  const StepCost a = cm.step(b, bf16);
+  const StepCost f = cm.step(b, fp8);
+  CHECK(f[CostComponent::kGemm] < 0.75 * a[CostComponent::kGemm]);
+  CHECK(f[CostComponent::kAttention] == Approx(a[CostComponent::kAttention]));
+}
