@@ -97,8 +97,7 @@ LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
                       4 * tokens * (shapes_.q_heads + shapes_.kv_heads) * shapes_.head_dim, graph);
   c.light += light_ns(act_kernel(), act_bytes(tokens), graph);
   c.light += light_ns(LightKernel::kAdd, 6 * tokens * h, graph);
-  c.light += light_ns(LightKernel::kKvWrite,
-                      2 * tokens * 2 * shapes_.kv_heads * shapes_.head_dim * kv_bytes_, graph);
+  c.light += light_ns(LightKernel::kKvWrite, 2 * tokens * shapes_.kv_width * kv_bytes_, graph);
   if (terms_.collectives) c.comm = 2 * all_reduce_ns(tokens * h * 2);
   return c;
 }

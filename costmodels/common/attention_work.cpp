@@ -5,8 +5,8 @@ namespace servesim {
 AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
                                 double kv_dtype_bytes) {
   AttentionWork w;
-  const double qk = s.q_heads * s.head_dim;       // Q (and O) width
-  const double kv = 2 * s.kv_heads * s.head_dim;  // K and V width
+  const double qk = s.q_heads * s.head_dim;  // Q (and O) width
+  const double kv = s.kv_width;              // cached K and V (or MLA latent) per token
   for (const PrefillChunk& p : batch.prefills) {
     const double c = p.tokens;
     const double keys = p.context_before + (c + 1) / 2;
@@ -17,7 +17,10 @@ AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
   double ctx_sum = 0;
   for (const std::int32_t ctx : batch.decode_contexts) ctx_sum += ctx + 1;
   const double decodes = static_cast<double>(batch.decode_contexts.size());
-  w.decode_flops = 4 * ctx_sum * qk;
+  // MLA decode with absorbed weights: per head, scores over the latent + RoPE part and values
+  // over the latent: 2·(2·kv_lora_rank + rope) FLOPs per context token.
+  w.decode_flops = s.mla_latent > 0 ? 2 * ctx_sum * s.q_heads * (2 * s.mla_latent + s.mla_rope)
+                                    : 4 * ctx_sum * qk;
   w.decode_bytes = ctx_sum * kv * kv_dtype_bytes + 2 * decodes * qk * 2;
   w.decodes = decodes;
   return w;

@@ -18,6 +18,10 @@ LayerShapes LayerShapes::make(const ModelSpec& model, int tp) {
   s.kv_heads = shard(model.num_kv_heads > 0 ? model.num_kv_heads : model.num_heads, tp);
   s.qkv_width = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
   s.attn_width = s.q_heads * s.head_dim;
+  s.mla_latent = model.kv_lora_rank;
+  s.mla_rope = model.qk_rope_head_dim;
+  s.kv_width = model.kv_lora_rank > 0 ? model.kv_lora_rank + model.qk_rope_head_dim
+                                      : 2 * s.kv_heads * s.head_dim;
   s.inter = shard(model.intermediate_size, tp);
   s.up_width = model.gated_mlp ? 2 * s.inter : s.inter;
   s.experts = model.num_experts;

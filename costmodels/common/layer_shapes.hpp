@@ -31,6 +31,11 @@ struct LayerShapes {
   double kv_heads = 0;  // per GPU (replicated when n_kv < tp)
   double qkv_width = 0;
   double attn_width = 0;  // q_heads · head_dim
+  // KV-cache elements per token per GPU: 2·kv_heads·head_dim, or with MLA the latent
+  // kv_lora_rank + qk_rope_head_dim (one latent per token, replicated on every TP rank).
+  double kv_width = 0;
+  double mla_latent = 0;  // kv_lora_rank (0 without MLA)
+  double mla_rope = 0;    // qk_rope_head_dim
   double inter = 0;       // per GPU, per expert
   double up_width = 0;    // 2·inter when gated
   double experts = 0;     // 0 for dense

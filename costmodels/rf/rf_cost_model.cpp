@@ -169,7 +169,7 @@ std::unique_ptr<RfCostModel::Prepared> RfCostModel::build(const ReplicaSpec& r) 
   p->layers = r.model->num_layers;  // a step passes every pipeline stage
   const LayerShapes& s = p->pricer->shapes();
   p->hidden = s.hidden;
-  p->kv_write_bytes_per_token = 2 * 2 * s.kv_heads * s.head_dim * r.kv_dtype_bytes;
+  p->kv_write_bytes_per_token = 2 * s.kv_width * r.kv_dtype_bytes;
   p->table.resize(static_cast<std::size_t>(options_.table_max_tokens) + 1);
   for (std::size_t i = 1; i < p->table.size(); ++i) p->table[i] = p->row(static_cast<double>(i));
   // Forests of noisy profiles are not monotone in tokens; the engine's contract is that a bigger

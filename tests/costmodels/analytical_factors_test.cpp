@@ -4,6 +4,7 @@
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/analytical/collective_model.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
+#include "costmodels/common/attention_work.hpp"
 #include "sim/input_error.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
@@ -312,4 +313,23 @@ TEST_CASE("FP8 weights speed up the projection GEMMs but not attention, which ru
   const StepCost f = cm.step(b, fp8);
   CHECK(f[CostComponent::kGemm] < 0.75 * a[CostComponent::kGemm]);
   CHECK(f[CostComponent::kAttention] == Approx(a[CostComponent::kAttention]));
+}
+
+TEST_CASE("an MLA model caches and reads one latent per token, not K and V of every head",
+          "[costmodels][analytical]") {
+  ModelSpec mla = testing::llama2_7b_like();
+  mla.kv_lora_rank = 512;
+  mla.qk_rope_head_dim = 64;
+  BatchShape b;
+  b.decode_contexts = {999, 1999};  // 1000 + 2000 context tokens including the new one
+  for (int tp : {1, 4}) {
+    INFO("tp " << tp);
+    const LayerShapes s = LayerShapes::make(mla, tp);
+    CHECK(s.kv_width == 576);  // the latent is replicated on every TP rank
+    const AttentionWork w = AttentionWork::of(b, s, 2);
+    CHECK(w.decode_bytes == Approx(3000.0 * 576 * 2 + 2 * 2 * s.q_heads * s.head_dim * 2));
+    CHECK(w.decode_flops == Approx(2 * 3000.0 * s.q_heads * (2 * 512 + 64)));
+  }
+  const LayerShapes dense = LayerShapes::make(testing::llama2_7b_like(), 1);
+  CHECK(dense.kv_width == 2 * 32 * 128);
 }
