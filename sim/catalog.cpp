@@ -168,7 +168,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   g.tdp_w = f.get_positive("tdp_w");
   g.min_power_w = f.get_nonnegative("min_power_w", 0);
   g.nvlink_gb_per_s = f.get_nonnegative("nvlink_gb_per_s", 0);
-  g.pcie_gb_per_s = f.get_nonnegative("pcie_gb_per_s", 32);
+  g.pcie_gb_per_s = f.get_positive("pcie_gb_per_s", 32);  // every GPU reaches its peers over PCIe
   g.file = f;
   return g;
 }

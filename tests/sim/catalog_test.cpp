@@ -53,7 +53,8 @@ TEST_CASE("Unknown names are errors that list the known ones", "[catalog]") {
   CHECK_THROWS_AS(cat.model("meta-llama/Llama-9-1T", here), InputError);
 }
 
-TEST_CASE("A hardware file with an unknown key or a wrong GPC sum is rejected", "[catalog]") {
+TEST_CASE("A hardware file with an unknown key, a wrong GPC sum or no PCIe bandwidth is rejected",
+          "[catalog]") {
   const auto bad_key = ConfigNode::parse(
       "arch: hopper\nsms: 4\nboost_clock_mhz: 1\nbf16_tflops: 1\nmemory_gb: 1\n"
       "memory_bw_gb_per_s: 1\nl2_mb: 1\ntdp_w: 1\nsm_count: 3\n",
@@ -64,4 +65,11 @@ TEST_CASE("A hardware file with an unknown key or a wrong GPC sum is rejected", 
       "memory_bw_gb_per_s: 1\nl2_mb: 1\ntdp_w: 1\n",
       "hw.yaml");
   CHECK_THROWS_WITH(Catalog::load_gpu(bad_sum), Contains("sum to 3, expected sms = 4"));
+  // Without PCIe a TP or PP hand-off would take no time at all.
+  const auto no_pcie = ConfigNode::parse(
+      "arch: ada\nsms: 4\nboost_clock_mhz: 1\nbf16_tflops: 1\nmemory_gb: 1\n"
+      "memory_bw_gb_per_s: 1\nl2_mb: 1\ntdp_w: 1\npcie_gb_per_s: 0\n",
+      "hw.yaml");
+  CHECK_THROWS_WITH(Catalog::load_gpu(no_pcie),
+                    Contains("hw.yaml:9:16") && Contains("pcie_gb_per_s"));
 }
