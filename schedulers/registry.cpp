@@ -69,6 +69,7 @@ const typename Table::mapped_type& lookup(const Table& table, const ConfigNode& 
 }  // namespace
 
 bool chunked_prefill(const ConfigNode& node, const SchedulerOptions& options) {
+  (void)lookup(scheduler_table(), node, "scheduler");  // an unknown kind is named first
   const std::string kind = node.get_string("kind");
   return kind == "sarathi" || (kind == "vllm" && options.enable_chunked_prefill);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -20,7 +21,7 @@ std::string scalar_text(const YAML::Node& n) {
   if (n.IsScalar()) return "'" + n.Scalar() + "'";
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
-  return "null";
+  return "no value";
 }
 
 // A key given twice in one map is an error at its second occurrence (yaml-cpp keeps both pairs
@@ -144,14 +145,23 @@ std::string ConfigNode::where() const {
   if (!ctx_) return "<config>";
   // A node inside or equal to an overridden path came from the command line (the last --set of
   // a path wins).
+  // Override paths are dotted (replicas.0.tp); list items here are named replicas[0].
+  std::string dotted;
+  for (const char c : path_) {
+    if (c == '[') {
+      dotted += '.';
+    } else if (c != ']') {
+      dotted += c;
+    }
+  }
   for (auto it = ctx_->overrides.rbegin(); it != ctx_->overrides.rend(); ++it) {
     const auto& [p, assignment] = *it;
-    if (path_ == p ||
-        (path_.size() > p.size() && path_.compare(0, p.size(), p) == 0 && path_[p.size()] == '.')) {
+    if (dotted == p || (dotted.size() > p.size() && dotted.compare(0, p.size(), p) == 0 &&
+                        dotted[p.size()] == '.')) {
       return "--set " + assignment;
     }
   }
-  const YAML::Mark m = node_.Mark();
+  const YAML::Mark m = node_.IsNull() && !key_mark_.is_null() ? key_mark_ : node_.Mark();
   if (m.is_null()) return ctx_->file;
   return fmt::format("{}:{}:{}", ctx_->file, m.line + 1, m.column + 1);
 }
@@ -162,18 +172,26 @@ void ConfigNode::fail(const std::string& message) const {
 }
 
 bool ConfigNode::has(std::string_view key) const {
-  return node_.IsMap() && node_[std::string(key)].IsDefined() && !node_[std::string(key)].IsNull();
+  // A key written with no value (`chunk_size:`) is present: its getter then fails naming it,
+  // rather than the default silently standing in for what the user meant to write.
+  return node_.IsMap() && node_[std::string(key)].IsDefined();
 }
 
 std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
   if (!has(key)) return std::nullopt;
-  return ConfigNode(ctx_, node_[std::string(key)], child_path(key));
+  return at(key);
 }
 
 ConfigNode ConfigNode::at(std::string_view key) const {
   if (!node_.IsMap()) fail(fmt::format("expected a map with key '{}'", key));
   if (!has(key)) fail(fmt::format("missing key '{}'", key));
-  return ConfigNode(ctx_, node_[std::string(key)], child_path(key));
+  ConfigNode child(ctx_, node_[std::string(key)], child_path(key));
+  if (child.node_.IsNull()) {
+    for (const auto& kv : node_) {
+      if (kv.first.Scalar() == key) child.key_mark_ = kv.first.Mark();
+    }
+  }
+  return child;
 }
 
 ConfigNode ConfigNode::at(std::size_t index) const {
@@ -277,7 +295,10 @@ double ConfigNode::get_nonnegative(std::string_view key, double fallback) const 
 std::int64_t ConfigNode::get_positive_int(std::string_view key) const {
   const ConfigNode n = at(key);
   const std::int64_t v = n.as_int();
-  if (v <= 0) n.fail(fmt::format("expected a positive integer, got {}", v));
+  // Every count, size and token number here is stored as a 32-bit int downstream.
+  if (v <= 0 || v > std::numeric_limits<std::int32_t>::max()) {
+    n.fail(fmt::format("expected a positive integer ≤ 2147483647, got {}", v));
+  }
   return v;
 }
 std::int64_t ConfigNode::get_positive_int(std::string_view key, std::int64_t fallback) const {

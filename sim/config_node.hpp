@@ -68,6 +68,7 @@ class ConfigNode {
   double get_positive(std::string_view key) const;
   double get_positive(std::string_view key, double fallback) const;
   double get_nonnegative(std::string_view key, double fallback) const;
+  // A positive integer that fits a 32-bit int (every count, size and token number downstream).
   std::int64_t get_positive_int(std::string_view key) const;
   std::int64_t get_positive_int(std::string_view key, std::int64_t fallback) const;
   double get_fraction(std::string_view key, double fallback) const;  // in [0, 1]
@@ -97,6 +98,7 @@ class ConfigNode {
   std::shared_ptr<Context> ctx_;
   YAML::Node node_;
   std::string path_;
+  YAML::Mark key_mark_;  // where the key of an empty value stands (its value has no position)
 };
 
 }  // namespace servesim

@@ -35,6 +35,9 @@ class ReplicaScheduler {
   virtual std::int64_t num_outstanding() const = 0;
   // Requests admitted and holding KV.
   virtual std::int64_t num_running() const = 0;
+  // Most tokens one step may carry (the configured budget or this scheduler's default); the
+  // memory planner reserves activations for it.
+  virtual std::int32_t token_budget() const = 0;
 };
 
 }  // namespace servesim

@@ -101,12 +101,14 @@ BuiltRun build_run(const RunConfig& config) {
           "max_num_batched_tokens ({}) must be ≥ max_model_len ({}) without chunked prefill",
           options.max_num_batched_tokens, options.max_model_len));
     }
+    std::unique_ptr<ReplicaScheduler> first = make_replica_scheduler(config.scheduler, options);
     std::int64_t blocks = options.num_gpu_blocks;
     if (blocks <= 0) {
-      const std::int32_t budget =
-          options.max_num_batched_tokens > 0 ? options.max_num_batched_tokens : 2048;
-      const MemoryPlan plan = plan_kv_memory(spec, options.gpu_memory_utilization,
-                                             options.block_size, budget, options.max_num_seqs);
+      // Activations are reserved for the budget the scheduler will really use (its default when
+      // the config gives none: sarathi 512, chunked vllm 2048, whole prompts otherwise).
+      const MemoryPlan plan =
+          plan_kv_memory(spec, options.gpu_memory_utilization, options.block_size,
+                         first->token_budget(), options.max_num_seqs);
       if (plan.num_blocks <= 0) {
         g.node.fail(fmt::format(
             "{} does not fit on {} × {} (tp {}, pp {}): weights need {:.1f} GB per GPU of {:.1f} "
@@ -117,7 +119,8 @@ BuiltRun build_run(const RunConfig& config) {
       blocks = plan.num_blocks;
     }
     for (int i = 0; i < g.count; ++i) {
-      auto scheduler = make_replica_scheduler(config.scheduler, options);
+      auto scheduler =
+          i == 0 ? std::move(first) : make_replica_scheduler(config.scheduler, options);
       KvCache kv(blocks, options.block_size, options.watermark);
       kv.set_prefix_caching(options.enable_prefix_caching);
       run.fleet.push_back(std::make_unique<Replica>(next_id++, spec, std::move(scheduler), kv,

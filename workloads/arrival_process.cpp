@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "sim/input_error.hpp"
 #include "workloads/overloaded.hpp"
 
 namespace servesim {
@@ -49,19 +52,28 @@ bool ArrivalProcess::done() const {
 
 SimTime ArrivalProcess::next() {
   ++count_;
-  std::visit(
-      Overloaded{
-          [&](const PoissonArrivals& p) { now_ += std::llround(rng_.exponential(1e9 / p.qps)); },
-          [&](const GammaArrivals& g) {
-            const double shape = 1.0 / (g.cv * g.cv);
-            now_ += std::llround(rng_.gamma(shape, 1e9 / (g.qps * shape)));
-          },
-          [&](const StaticArrivals& s) {
-            now_ = std::llround(static_cast<double>(count_) * 1e9 / s.qps);
-          },
-          [&](const StagedArrivals& s) { next_staged(s); },
-      },
-      spec_);
+  // Computed in double first: a tiny rate must end in an error, not a wrapped int64.
+  double t = static_cast<double>(now_);
+  std::visit(Overloaded{
+                 [&](const PoissonArrivals& p) { t += rng_.exponential(1e9 / p.qps); },
+                 [&](const GammaArrivals& g) {
+                   const double shape = 1.0 / (g.cv * g.cv);
+                   t += rng_.gamma(shape, 1e9 / (g.qps * shape));
+                 },
+                 [&](const StaticArrivals& s) { t = static_cast<double>(count_) * 1e9 / s.qps; },
+                 [&](const StagedArrivals& s) {
+                   next_staged(s);
+                   t = static_cast<double>(now_);
+                 },
+             },
+             spec_);
+  if (!(t <= static_cast<double>(kSimHorizon))) {
+    throw InputError(fmt::format(
+        "workload.arrival: arrival {} would come {:.3g} s into the run, past the simulated-time "
+        "horizon of {:.0e} s (is the rate too low for the number of requests?)",
+        count_, t * 1e-9, kSimHorizonS));
+  }
+  now_ = std::llround(t);
   return now_;
 }
 

@@ -29,11 +29,7 @@ std::string read_kind(const ConfigNode& section, std::string_view what,
 }
 
 std::int32_t read_tokens(const ConfigNode& section, std::string_view key) {
-  const std::int64_t v = section.get_positive_int(key);
-  if (v > std::numeric_limits<std::int32_t>::max()) {
-    section.at(key).fail(fmt::format("{} tokens is too many (expected at most 2147483647)", v));
-  }
-  return static_cast<std::int32_t>(v);
+  return static_cast<std::int32_t>(section.get_positive_int(key));  // ≤ INT32_MAX
 }
 
 // An existing, readable file; relative paths are taken from the config file's folder.
@@ -50,8 +46,15 @@ std::string read_file_path(const ConfigNode& section) {
 
 WorkloadOptions read_options(const ConfigNode& node) {
   WorkloadOptions o;
-  o.start = seconds_to_sim(node.get_nonnegative("start_s", 0.0));
-  if (node.has("duration_s")) o.duration = seconds_to_sim(node.get_positive("duration_s"));
+  auto seconds = [&node](std::string_view key, double v) {
+    if (v > kSimHorizonS) {
+      node.at(key).fail(
+          fmt::format("{} s is past the simulated-time horizon ({:.0e} s)", v, kSimHorizonS));
+    }
+    return seconds_to_sim(v);
+  };
+  o.start = seconds("start_s", node.get_nonnegative("start_s", 0.0));
+  if (node.has("duration_s")) o.duration = seconds("duration_s", node.get_positive("duration_s"));
   if (node.has("num_requests")) o.num_requests = node.get_positive_int("num_requests");
   if (node.has("max_tokens")) {
     const std::int32_t m = read_tokens(node, "max_tokens");
@@ -164,11 +167,17 @@ LengthSpec read_lengths(const ConfigNode& lengths) {
     c.num_groups = lengths.get_positive_int("num_groups");
     c.users_per_group = lengths.get_positive_int("users_per_group");
     const std::int64_t system = lengths.get_int("system_prompt_tokens", 0);
-    if (system < 0 || system > 1'000'000'000) {
-      lengths.at("system_prompt_tokens").fail("expected a token count ≥ 0");
+    if (system < 0 || system > std::numeric_limits<std::int32_t>::max()) {
+      lengths.at("system_prompt_tokens").fail("expected a token count in [0, 2147483647]");
     }
     c.system_prompt_tokens = static_cast<std::int32_t>(system);
     c.question_tokens = read_tokens(lengths, "question_tokens");
+    if (system + c.question_tokens > std::numeric_limits<std::int32_t>::max()) {
+      lengths.at("question_tokens")
+          .fail(fmt::format("system_prompt_tokens + question_tokens = {} is more than a prompt can "
+                            "have (2147483647)",
+                            system + c.question_tokens));
+    }
     c.output_tokens = read_tokens(lengths, "output_tokens");
     return c;
   }
@@ -223,6 +232,18 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
     node.fail(
         "a synthetic workload never ends on its own (expected num_requests, duration_s or "
         "both)");
+  }
+  // The mean arrival span of num_requests at the configured rate must stay inside the horizon
+  // (ArrivalProcess stops a random excursion past it too, without the config position).
+  const ConfigNode arrival = node.at("arrival");
+  if (options.num_requests && arrival.has("qps") && !options.duration) {
+    const double span = static_cast<double>(*options.num_requests) / arrival.get_positive("qps");
+    if (span > 0.5 * kSimHorizonS) {
+      arrival.at("qps").fail(fmt::format(
+          "{} requests at this rate span about {:.3g} s, past the simulated-time horizon "
+          "({:.0e} s)",
+          *options.num_requests, span, kSimHorizonS));
+    }
   }
   LengthSpec lengths = read_lengths(node.at("lengths"));
   if (std::holds_alternative<ChatLengths>(lengths) && node.has("shared_prefix")) {

@@ -27,6 +27,15 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
     ++rows_;
   }
   const SimTime span = last - first;
+  // A rescaled last arrival past the horizon is an error (before any int64 arithmetic wraps).
+  auto check_horizon = [&](double rescaled_last, std::string_view key, double value) {
+    if (rescaled_last > static_cast<double>(kSimHorizon)) {
+      throw InputError(
+          fmt::format("{}: {} {} puts the trace's last arrival {:.3g} s into the run, past the "
+                      "simulated-time horizon ({:.0e} s)",
+                      path, key, value, rescaled_last * 1e-9, kSimHorizonS));
+    }
+  };
   if (rows_ >= 2 && span > 0) {
     file_qps_ = static_cast<double>(rows_ - 1) / sim_to_s(span);
   }
@@ -34,12 +43,13 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
     case TraceRescale::Kind::kNone:
       break;
     case TraceRescale::Kind::kTimeScale:
-      scale_num_ = std::llround(rescale.value * 1e9);
-      scale_den_ = 1'000'000'000;
-      if (scale_num_ <= 0) {
+      if (rescale.value < 1e-9) {
         throw InputError(
             fmt::format("{}: time_scale {} is too small (expected ≥ 1e-9)", path, rescale.value));
       }
+      check_horizon(static_cast<double>(last) * rescale.value, "time_scale", rescale.value);
+      scale_num_ = std::llround(rescale.value * 1e9);
+      scale_den_ = 1'000'000'000;
       break;
     case TraceRescale::Kind::kQps:
       if (file_qps_ <= 0) {
@@ -48,6 +58,9 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
             "rows with different arrival times)",
             path, rescale.value, rows_, sim_to_s(span)));
       }
+      check_horizon(static_cast<double>(last) * (static_cast<double>(rows_ - 1) / rescale.value *
+                                                 1e9 / static_cast<double>(span)),
+                    "qps", rescale.value);
       scale_num_ = std::llround(static_cast<double>(rows_ - 1) / rescale.value * 1e9);
       scale_den_ = span;
       if (scale_num_ <= 0) {

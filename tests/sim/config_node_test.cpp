@@ -30,10 +30,20 @@ TEST_CASE("Unknown keys are errors that list the known keys", "[config]") {
 }
 
 TEST_CASE("Range checks say what was expected", "[config]") {
-  const auto root = ConfigNode::parse("qps: -1\nfrac: 1.5\nn: 0\n", "r.yaml");
+  const auto root =
+      ConfigNode::parse("qps: -1\nfrac: 1.5\nn: 0\nbig: 4294967297\nempty:\n", "r.yaml");
   CHECK_THROWS_WITH(root.get_positive("qps"), Contains("qps: expected a positive number, got -1"));
   CHECK_THROWS_WITH(root.get_fraction("frac", 0), Contains("expected a number in [0, 1]"));
-  CHECK_THROWS_WITH(root.get_positive_int("n"), Contains("expected a positive integer, got 0"));
+  CHECK_THROWS_WITH(root.get_positive_int("n"),
+                    Contains("expected a positive integer ≤ 2147483647, got 0"));
+  // A count that does not fit 32 bits is refused, not wrapped (2^32 + 1 would run as 1).
+  CHECK_THROWS_WITH(root.get_positive_int("big", 7),
+                    Contains("r.yaml:4:6: big: expected a positive integer ≤ 2147483647"));
+  // A key written without a value is an error, not the default.
+  CHECK(root.has("empty"));
+  CHECK_THROWS_WITH(root.get_positive_int("empty", 512),
+                    Contains("r.yaml:5:") && Contains("empty"));
+  CHECK_THROWS_AS(root.get_double("empty", 1.0), InputError);
 }
 
 TEST_CASE("Overrides given with --set edit nested keys and errors name the flag", "[config]") {

@@ -152,6 +152,12 @@ TEST_CASE("a key given twice is an error at its second occurrence", "[errors]") 
                       Catch::Contains("workload"));
 }
 
+TEST_CASE("an unknown scheduler kind is named before any budget check", "[errors]") {
+  const auto out = bad_input_message(
+      "scheduler_kind", {"tests/tools/configs/golden_fixed.yaml", "--set", "scheduler.kind=edf"});
+  CHECK_THAT(out, Catch::Contains("unknown scheduler 'edf' (known: orca, sarathi, vllm)"));
+}
+
 TEST_CASE("a replica's CUDA-graph settings are checked: a known mode, a positive capture size",
           "[errors]") {
   const std::string config = "tests/tools/configs/golden_fixed.yaml";
@@ -161,8 +167,10 @@ TEST_CASE("a replica's CUDA-graph settings are checked: a known mode, a positive
                                    "(known: decode_only, piecewise)"));
   const auto size = bad_input_message("cuda_graph_max_tokens",
                                       {config, "--set", "replicas.0.cuda_graph_max_tokens=0"});
-  CHECK_THAT(size, Catch::Contains("replicas[0].cuda_graph_max_tokens: expected a positive "
-                                   "integer, got 0"));
+  // The error names the --set flag that gave the value, not a position in the file.
+  CHECK_THAT(size, Catch::Contains("error: --set replicas.0.cuda_graph_max_tokens=0: "
+                                   "replicas[0].cuda_graph_max_tokens: expected a positive "
+                                   "integer ≤ 2147483647, got 0"));
 }
 
 }  // namespace servesim::test

@@ -128,6 +128,23 @@ TEST_CASE("bad config values name the key and what was expected", "[workloads][b
   CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: " + kFixed +
                       "\n  num_requests: 5\n  max_tokens: 1\n"),
              Contains("workload.max_tokens: 1 is too small"));
+  // Simulated time has a horizon (1e9 s): inputs that would pass it are errors, not wrapped
+  // int64 nanoseconds.
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 1.0e-10}\n  lengths: " + kFixed +
+                      "\n  num_requests: 5\n"),
+             Contains("workload.arrival.qps: 5 requests at this rate span about 5e+10 s, past the "
+                      "simulated-time horizon"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: " + kFixed +
+                      "\n  num_requests: 5\n  start_s: 9.3e9\n"),
+             Contains("workload.start_s: 9300000000 s is past the simulated-time horizon"));
+  // A shared prefix plus a question longer than a 32-bit token count is refused, not wrapped
+  // into a negative prompt.
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: "
+                      "shared_prefix_chat, num_groups: 1, users_per_group: 1, "
+                      "system_prompt_tokens: 1000000000, question_tokens: 1200000000, "
+                      "output_tokens: 5}\n  num_requests: 5\n"),
+             Contains("workload.lengths.question_tokens: system_prompt_tokens + question_tokens = "
+                      "2200000000 is more than a prompt can have"));
 }
 
 TEST_CASE("unknown kinds and formats list the known values", "[workloads][bad-input]") {
