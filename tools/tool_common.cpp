@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <tbb/parallel_invoke.h>
 #include <unistd.h>
 
@@ -208,6 +209,14 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   summary["cost_model"] = std::string(run.cost_model->name());
   summary["workload"] = std::string(run.workload->name());
   for (const auto& [k, v] : metrics_summary.items()) summary[k] = v;
+  // What the workload changed in its input (nothing is silently adjusted): rows raised to one
+  // token, has_error rows, requests clipped to max_tokens.
+  const WorkloadCounts wc = workload_counts(*run.workload);
+  summary["workload_counts"] = {{"yielded", wc.yielded},
+                                {"zero_prompt_rows_raised_to_1", wc.zero_prompt_rows},
+                                {"zero_output_rows_raised_to_1", wc.zero_output_rows},
+                                {"error_rows", wc.error_rows},
+                                {"clipped_to_max_tokens", wc.clipped_to_max_tokens}};
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
   if (writers) {
     summary["outputs"] = writers->close();
@@ -259,6 +268,19 @@ std::string format_summary_table(const nlohmann::json& s) {
                          100.0 * a["up"].get<double>(), v["delta_pct"].get<double>(),
                          100.0 * a["down"].get<double>(), v["delta_pct"].get<double>());
     }
+  }
+  if (s.contains("workload_counts")) {
+    const auto& c = s["workload_counts"];
+    std::vector<std::string> parts;
+    auto add = [&](const char* key, const char* what) {
+      const auto n = c[key].get<std::int64_t>();
+      if (n > 0) parts.push_back(fmt::format("{} {}", n, what));
+    };
+    add("zero_prompt_rows_raised_to_1", "rows with prompt 0 raised to 1");
+    add("zero_output_rows_raised_to_1", "rows with output 0 raised to 1");
+    add("error_rows", "has_error rows replayed");
+    add("clipped_to_max_tokens", "requests clipped to max_tokens");
+    if (!parts.empty()) out += fmt::format("workload   {}\n", fmt::join(parts, ", "));
   }
   for (const auto& r : s["replicas"]) {
     out +=

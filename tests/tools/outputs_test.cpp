@@ -2,6 +2,7 @@
 // byte-identical reruns for one seed, and --set overrides reaching the run.
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -213,6 +214,35 @@ TEST_CASE(
                        {config, "--set", "replicas.0.cuda_graph_mode=decode_only"})) != by_engine);
   CHECK(latency(run_ok("engine_sync", {config, "--set", "scheduler.async_scheduling=false"})) !=
         by_engine);
+}
+
+}  // namespace servesim::test
+
+namespace servesim::test {
+
+TEST_CASE("what the workload changed in its input is counted in summary.json and the table",
+          "[tools][outputs]") {
+  const auto dir = fresh_dir("workload_counts");
+  {
+    std::ofstream trace(dir / "trace.csv");
+    trace << "arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,0,3\n0.0,300,0\n0.01,100,2\n";
+    std::ofstream cfg(dir / "run.yaml");
+    cfg << "name: counts\nseed: 1\nmodel: meta-llama/Llama-2-7b-hf\n"
+           "replicas: [{gpu: a100-80gb}]\n"
+           "scheduler: {kind: sarathi, chunk_size: 512, num_gpu_blocks: 1000}\n"
+           "cost_model: {kind: fixed, prefill_ns_per_token: 10000, decode_ns_per_step: 5000000}\n"
+           "workload:\n  trace: {format: vidur, file: trace.csv}\n";
+  }
+  const auto r = run_simulate({(dir / "run.yaml").string(), "--out", (dir / "out").string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("workload   1 rows with prompt 0 raised to 1, 1 rows with "
+                                       "output 0 raised to 1"));
+  const auto s = read_json(dir / "out" / "summary.json");
+  CHECK(s["workload_counts"]["yielded"] == 3);
+  CHECK(s["workload_counts"]["zero_prompt_rows_raised_to_1"] == 1);
+  CHECK(s["workload_counts"]["zero_output_rows_raised_to_1"] == 1);
+  CHECK(s["workload_counts"]["clipped_to_max_tokens"] == 0);
 }
 
 }  // namespace servesim::test
