@@ -34,8 +34,14 @@ std::optional<std::string> EngineProfile::file_of(const std::string& name) {
 std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) {
   if (ref.is_map()) return std::make_shared<const EngineProfile>(parse(ref));
   const std::string s = ref.as_string();
-  if (fs::is_regular_file(s)) {
-    return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(s)));
+  // A relative file path is taken from the config's folder, like every input path of a config
+  // (else from the working directory, where a command-line path is meant).
+  fs::path file(s);
+  if (file.is_relative() && fs::is_regular_file(fs::path(ref.base_dir()) / file)) {
+    file = fs::path(ref.base_dir()) / file;
+  }
+  if (fs::is_regular_file(file)) {
+    return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(file.string())));
   }
   if (auto path = file_of(s)) {
     return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(*path)));

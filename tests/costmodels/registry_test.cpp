@@ -1,6 +1,7 @@
 #include "costmodels/registry.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -151,4 +152,18 @@ TEST_CASE("the analytical model reports its engine profile's request overhead",
   CHECK(make_cost_model(
             ConfigNode::parse("{kind: analytical, engine: {request_overhead_ns: 2500000}}", "x"))
             ->request_overhead_ns() == 2500000);
+}
+
+TEST_CASE("an engine profile given as a relative path is read from the config's folder",
+          "[costmodels][engine]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "servesim_engine_path_test";
+  fs::create_directories(dir / "engines_here");
+  {
+    std::ofstream(dir / "engines_here" / "mine.yaml") << "name: mine\nrequest_overhead_ns: 1234\n";
+    std::ofstream(dir / "cm.yaml") << "kind: analytical\nengine: engines_here/mine.yaml\n";
+  }
+  const ConfigNode node = ConfigNode::load_file((dir / "cm.yaml").string());
+  CHECK(make_cost_model(node)->request_overhead_ns() == 1234);
+  fs::remove_all(dir);
 }
