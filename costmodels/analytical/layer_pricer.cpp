@@ -29,7 +29,7 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       topology_(r.topology) {
   const bool fp8 = r.weights == Precision::kFp8 && gpu_->fp8_tflops > 0;
   peak_flops_per_ns_ = (fp8 ? gpu_->fp8_tflops : gpu_->bf16_tflops) * 1e3;
-  attn_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;
+  attn_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;  // also the unquantized LM head and router
   bw_ = gpu_->memory_bw_gb_per_s;
   // f_clk hook (PHYSICS §6): the realized clock fraction at the default cap; a lower cap pulls
   // the clock down as P ∝ f³ in the DVFS range.
@@ -47,10 +47,15 @@ double LayerPricer::gemm(const GemmShape& g, bool graph) const {
                  launch_scale(graph));
 }
 
+double LayerPricer::unquantized_gemm(const GemmShape& g, bool graph) const {
+  return gemm_ns(g, 2, attn_peak_flops_per_ns_, f_clk_, *gpu_, params_, terms_,
+                 launch_scale(graph));
+}
+
 double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
   double t = gemm(shapes_.expert_gemm(op, tokens), graph);
   if (shapes_.experts > 0 && op == ProjOp::kGateUp) {
-    t += gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph);  // router
+    t += unquantized_gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph);  // router
   }
   if (shapes_.shared_inter > 0 && (op == ProjOp::kGateUp || op == ProjOp::kDown)) {
     const double up = model_->gated_mlp ? 2 * shapes_.shared_inter : shapes_.shared_inter;
@@ -125,7 +130,7 @@ double LayerPricer::edge_tokens_ns(double tokens, bool graph) const {
 }
 
 double LayerPricer::edge_requests_ns(double requests, bool graph) const {
-  return gemm({requests, shapes_.hidden, shapes_.vocab, 1}, graph) +
+  return unquantized_gemm({requests, shapes_.hidden, shapes_.vocab, 1}, graph) +
          light_ns(LightKernel::kSampling, requests * full_vocab_ * 4, graph);
 }
 

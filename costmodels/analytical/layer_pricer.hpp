@@ -72,6 +72,9 @@ class LayerPricer {
  private:
   double launch_scale(bool graph) const { return graph ? params_.graph_launch_scale : 1.0; }
   double gemm(const GemmShape& g, bool graph) const;
+  // A GEMM whose weights FP8 checkpoints leave in bf16 (LM head, MoE router: the usual
+  // quantization recipes skip them), at the bf16 peak.
+  double unquantized_gemm(const GemmShape& g, bool graph) const;
   LightKernel norm_kernel() const;
   LightKernel act_kernel() const;
   double norm_bytes(double tokens) const;
@@ -84,7 +87,7 @@ class LayerPricer {
   LayerShapes shapes_;
   TpTopology topo_;
   double peak_flops_per_ns_ = 0;       // projection GEMMs (FP8 peak for FP8 weights)
-  double attn_peak_flops_per_ns_ = 0;  // attention runs in bf16/fp16 whatever the weights
+  double attn_peak_flops_per_ns_ = 0;  // attention (and unquantized GEMMs) run in bf16/fp16
   int tp_ = 1;
   int pp_ = 1;
   std::string topology_;

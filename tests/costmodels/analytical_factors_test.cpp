@@ -298,7 +298,7 @@ TEST_CASE("a pipeline-parallel step is one batch's pass through every stage plus
   CHECK(cm.step(b, pcie).total_ns > c4.total_ns);
 }
 
-TEST_CASE("FP8 weights speed up the projection GEMMs but not attention, which runs in bf16",
+TEST_CASE("FP8 weights speed up the projection GEMMs but not attention or the LM head",
           "[costmodels][analytical]") {
   GpuSpec gpu = testing::h100_like();
   gpu.fp8_tflops = 2 * gpu.bf16_tflops;
@@ -313,6 +313,11 @@ TEST_CASE("FP8 weights speed up the projection GEMMs but not attention, which ru
   const StepCost f = cm.step(b, fp8);
   CHECK(f[CostComponent::kGemm] < 0.75 * a[CostComponent::kGemm]);
   CHECK(f[CostComponent::kAttention] == Approx(a[CostComponent::kAttention]));
+  // FP8 checkpoints keep the LM head in bf16 (quantization recipes skip it).
+  BatchShape d;
+  d.decode_contexts.assign(64, 1000);
+  CHECK(cm.step(d, fp8)[CostComponent::kEmbedding] ==
+        Approx(cm.step(d, bf16)[CostComponent::kEmbedding]));
 }
 
 TEST_CASE("an MLA model caches and reads one latent per token, not K and V of every head",
