@@ -73,10 +73,11 @@ BuiltRun build_run(const RunConfig& config) {
     spec.cuda_graph_max_tokens = g.cuda_graph_max_tokens;
     if (engine && engine->cuda_graph_mode && !g.node.has("cuda_graph_mode")) {
       spec.cuda_graph_mode = *engine->cuda_graph_mode;
-      if (spec.cuda_graph_mode == CudaGraphMode::kPiecewise &&
-          !g.node.has("cuda_graph_max_tokens")) {
-        spec.cuda_graph_max_tokens = vllm_v1_graph_max_tokens(base_options.max_num_seqs);
-      }
+    }
+    // Piecewise graphs are captured up to vLLM V1's largest capture size unless the config says
+    // otherwise (without a limit an 8192-token prefill step would get graph launch floors).
+    if (spec.cuda_graph_mode == CudaGraphMode::kPiecewise && !g.node.has("cuda_graph_max_tokens")) {
+      spec.cuda_graph_max_tokens = vllm_v1_graph_max_tokens(base_options.max_num_seqs);
     }
     spec.power_cap_w = g.power_cap_w;
     spec.topology = g.topology;

@@ -36,3 +36,20 @@ TEST_CASE("build_run reserves activations for the token budget the scheduler rea
         blocks(1024));
   CHECK(blocks(512) > blocks(4096));
 }
+
+TEST_CASE("piecewise CUDA graphs stop at vLLM V1's largest capture size unless the config says",
+          "[tools][cuda-graphs]") {
+  auto spec_with = [](const std::string& replica, const std::string& scheduler) {
+    const std::string yaml = "name: t\nmodel: meta-llama/Llama-2-7b-hf\nreplicas: [{gpu: h100" +
+                             replica + "}]\ncost_model: {kind: roofline}\nscheduler: " + scheduler +
+                             "\nworkload:\n  arrival: {kind: poisson, qps: 1}\n  lengths: {kind: "
+                             "fixed, prompt_tokens: 100, output_tokens: 10}\n  num_requests: 3\n";
+    return build_run(RunConfig::parse(ConfigNode::parse(yaml, "t.yaml"))).fleet.at(0)->spec;
+  };
+  CHECK(spec_with(", cuda_graph_mode: piecewise", "{kind: sarathi}").cuda_graph_max_tokens == 256);
+  CHECK(spec_with(", cuda_graph_mode: piecewise", "{kind: sarathi, max_num_seqs: 64}")
+            .cuda_graph_max_tokens == 128);
+  CHECK(spec_with(", cuda_graph_mode: piecewise, cuda_graph_max_tokens: 1024", "{kind: sarathi}")
+            .cuda_graph_max_tokens == 1024);
+  CHECK(spec_with("", "{kind: sarathi}").cuda_graph_max_tokens == 0);  // decode_only: no limit
+}
