@@ -240,8 +240,8 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
     const double span = static_cast<double>(*options.num_requests) / arrival.get_positive("qps");
     if (span > 0.5 * kSimHorizonS) {
       arrival.at("qps").fail(fmt::format(
-          "{} requests at this rate span about {:.3g} s, past the simulated-time horizon "
-          "({:.0e} s)",
+          "{} requests at this rate span about {:.3g} s; a run must stay well inside the "
+          "simulated-time horizon ({:.0e} s)",
           *options.num_requests, span, kSimHorizonS));
     }
   }

@@ -132,8 +132,8 @@ TEST_CASE("bad config values name the key and what was expected", "[workloads][b
   // int64 nanoseconds.
   CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 1.0e-10}\n  lengths: " + kFixed +
                       "\n  num_requests: 5\n"),
-             Contains("workload.arrival.qps: 5 requests at this rate span about 5e+10 s, past the "
-                      "simulated-time horizon"));
+             Contains("workload.arrival.qps: 5 requests at this rate span about 5e+10 s; a run "
+                      "must stay well inside the simulated-time horizon"));
   CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: " + kFixed +
                       "\n  num_requests: 5\n  start_s: 9.3e9\n"),
              Contains("workload.start_s: 9300000000 s is past the simulated-time horizon"));
