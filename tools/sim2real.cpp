@@ -24,7 +24,9 @@ std::vector<std::string> split_ids(const std::string& s) {
   std::stringstream in(s);
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
+    const auto first = item.find_first_not_of(" \t");  // "a, b" means a and b
+    if (first == std::string::npos) continue;
+    out.push_back(item.substr(first, item.find_last_not_of(" \t") - first + 1));
   }
   return out;
 }
@@ -104,6 +106,7 @@ int main(int argc, char** argv) {
     }
     Report report;
     for (const auto& id : split_ids(held_out)) report.held_out.insert(id);
+    check_held_out(all, report.held_out, options, csv, /*ids_only=*/true);  // before any fit
     if (fit) {
       const FitResult f = fit_engine_constants(all, report.held_out, options, csv);
       options.engine_substitutes = f.engines;
@@ -112,6 +115,8 @@ int main(int argc, char** argv) {
         for (const auto& path : write_engine_files(f)) std::cerr << "wrote " << path << "\n";
       }
     }
+    // No held-out run may be scored with constants fitted on it.
+    check_held_out(all, report.held_out, options, csv, /*ids_only=*/false);
     options.sensitivity_delta = sensitivity_pct / 100.0;
     report.options = options;
     report.runs = replay_all(selected, options, csv);

@@ -1,6 +1,9 @@
 #include "tools/sim2real/experiments.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -90,4 +93,62 @@ TEST_CASE("the measured summaries follow from the traces with numpy quantiles an
       CHECK(metric(m, i) == Approx(metric(e.real, i)).epsilon(2e-4).margin(0.002));
     }
   }
+}
+
+namespace {
+
+// experiments.csv with one cell of run `id` replaced, written to a temp folder beside copies of
+// nothing else (trace paths then do not resolve, which these checks never reach).
+std::string with_cell(const std::string& csv, const std::string& id, const std::string& column,
+                      const std::string& value) {
+  std::ifstream in(csv);
+  std::string header_line;
+  std::getline(in, header_line);
+  const auto header = split_csv_record(header_line);
+  const auto col =
+      static_cast<std::size_t>(std::find(header.begin(), header.end(), column) - header.begin());
+  REQUIRE(col < header.size());
+  std::stringstream out;
+  out << header_line << "\n";
+  std::string line;
+  while (std::getline(in, line)) {
+    auto fields = split_csv_record(line);
+    if (fields.size() == header.size() && fields[0] == id) fields[col] = value;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      std::string f = fields[i];
+      if (f.find_first_of(",\"\n") != std::string::npos) {
+        std::string q = "\"";
+        for (char c : f) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+        f = q + "\"";
+      }
+      out << (i ? "," : "") << f;
+    }
+    out << "\n";
+  }
+  const auto path = std::filesystem::temp_directory_path() / "servesim_bad_experiments.csv";
+  std::ofstream(path) << out.str();
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("bad experiments.csv cells are errors naming the line and the column",
+          "[sim2real][experiments][data]") {
+  const std::string csv = experiments_csv();
+  if (csv.empty()) {
+    WARN("skipped: ../shared/data/sim2real is absent");
+    return;
+  }
+  // Run 21 is regenerated (no trace).
+  using Catch::Contains;
+  CHECK_THROWS_WITH(read_experiments(with_cell(csv, "21", "tp", "")),
+                    Contains("servesim_bad_experiments.csv:") &&
+                        Contains(": column 'tp': expected a whole number ≥ 1, got ''"));
+  CHECK_THROWS_WITH(read_experiments(with_cell(csv, "21", "tp", "4294967298")),
+                    Contains("column 'tp': expected a whole number in [0, 2147483647]"));
+  CHECK_THROWS_WITH(read_experiments(with_cell(csv, "21", "output_len", "")),
+                    Contains("column 'output_len': expected a whole number ≥ 1"));
+  CHECK_THROWS_WITH(read_experiments(with_cell(csv, "21", "summ_ttft_p99_ms", "0")),
+                    Contains("column 'summ_ttft_p99_ms': expected a positive time in ms"));
+  CHECK_NOTHROW(read_experiments(with_cell(csv, "21", "notes", "a, \"quoted\" note")));
 }

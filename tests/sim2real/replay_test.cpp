@@ -448,3 +448,23 @@ TEST_CASE("a fit is written into an engine file line by line, keeping everything
   CHECK_NOTHROW(EngineProfile::parse(ConfigNode::parse(after, "after")));
   CHECK_NOTHROW(EngineProfile::parse(ConfigNode::parse(fresh, "fresh")));
 }
+
+TEST_CASE("a held-out run must exist and must not be scored with constants fitted on it",
+          "[sim2real][fit]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  const std::set<std::string> standard = {"tv-l2-7b-general", "5"};
+  CHECK_NOTHROW(check_held_out(runs, standard, ReplayOptions{}, csv, false));
+  CHECK_THROWS_WITH(check_held_out(runs, {"nosuch"}, ReplayOptions{}, csv, true),
+                    Catch::Contains("--held-out: no run 'nosuch'"));
+  // The shipped vllm-v1 profile was fitted on tv-l2-7b-codegen: holding it out is refused, unless
+  // a --fit substitute (fitted without it) replays it.
+  CHECK_THROWS_WITH(check_held_out(runs, {"tv-l2-7b-codegen"}, ReplayOptions{}, csv, false),
+                    Catch::Contains("run tv-l2-7b-codegen: it is held out, but engine profile "
+                                    "'vllm-v1' was fitted on it"));
+  CHECK_NOTHROW(check_held_out(runs, {"tv-l2-7b-codegen"}, ReplayOptions{}, csv, true));
+  ReplayOptions refit;
+  refit.engine_substitutes["vllm-v1"] = "{}";
+  CHECK_NOTHROW(check_held_out(runs, {"tv-l2-7b-codegen"}, refit, csv, false));
+}

@@ -46,8 +46,21 @@ struct Row {
   std::int64_t integer(const std::string& column, std::int64_t fallback) const {
     const auto v = number(column);
     if (!v) return fallback;
-    if (*v < 0 || std::floor(*v) != *v) fail(column, "a whole number ≥ 0");
+    if (*v < 0 || *v > 2147483647.0 || std::floor(*v) != *v) {
+      fail(column, "a whole number in [0, 2147483647]");
+    }
     return static_cast<std::int64_t>(*v);
+  }
+  std::int64_t positive_integer(const std::string& column) const {
+    const std::int64_t v = integer(column, 0);
+    if (v < 1) fail(column, "a whole number ≥ 1");
+    return v;
+  }
+  // A measured latency: scores divide by it.
+  double positive_ms(const std::string& column) const {
+    const double v = required(column);
+    if (!(v > 0)) fail(column, "a positive time in ms");
+    return v;
   }
   std::optional<bool> boolean(const std::string& column) const {
     const std::string& s = raw(column);
@@ -149,9 +162,8 @@ std::vector<Experiment> read_experiments(const std::string& path) {
     e.set = row.raw("set");
     e.model = row.raw("model");
     e.hardware = row.raw("hardware");
-    e.tp = static_cast<int>(row.integer("tp", 1));
+    e.tp = static_cast<int>(row.positive_integer("tp"));
     e.dp = static_cast<int>(row.integer("dp", 1));
-    if (e.tp < 1) row.fail("tp", "a tensor-parallel degree ≥ 1");
     e.precision = row.raw("precision");
     e.vllm_image = row.raw("vllm_image");
     e.max_num_batched_tokens = row.integer("max_num_batched_tokens", 0);
@@ -181,19 +193,25 @@ std::vector<Experiment> read_experiments(const std::string& path) {
     e.n_failed_trace = row.integer("n_failed_trace", 0);
     e.notes = row.raw("notes");
     for (std::size_t m = 0; m < metric_names().size(); ++m) {
-      set_metric(e.real, m, row.required("summ_" + metric_names()[m] + "_ms"));
+      set_metric(e.real, m, row.positive_ms("summ_" + metric_names()[m] + "_ms"));
     }
     for (int st = 0; st < 2; ++st) {
       const std::string prefix = fmt::format("s{}_", st);
       if (!row.number(prefix + "e2e_mean_ms")) break;
       Metrics m;
       for (std::size_t i = 0; i < metric_names().size(); ++i) {
-        set_metric(m, i, row.required(prefix + metric_names()[i] + "_ms"));
+        set_metric(m, i, row.positive_ms(prefix + metric_names()[i] + "_ms"));
       }
       e.stage_real.push_back(m);
     }
     const std::string trace = row.raw("trace_file");
-    if (!trace.empty()) {
+    if (trace.empty()) {
+      // A regenerated run is built from these: none may be missing.
+      for (const char* column :
+           {"output_len", "question_len", "num_unique_system_prompts", "users_per_system_prompt"}) {
+        row.positive_integer(column);
+      }
+    } else {
       std::filesystem::path p(trace);
       if (p.is_relative()) p = dir / p;
       // Absolute, so a config written elsewhere (sim2real --out) still finds it.

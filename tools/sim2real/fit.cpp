@@ -44,6 +44,38 @@ std::string EngineConstants::inline_yaml(const ConfigNode& base, const std::stri
   return out.c_str();
 }
 
+void check_held_out(const std::vector<Experiment>& all, const std::set<std::string>& held_out,
+                    const ReplayOptions& options, const std::string& csv_path, bool ids_only) {
+  for (const std::string& id : held_out) {
+    const auto it =
+        std::find_if(all.begin(), all.end(), [&](const Experiment& e) { return e.id == id; });
+    if (it == all.end()) {
+      throw InputError(fmt::format("--held-out: no run '{}' in {}", id, csv_path));
+    }
+    const Experiment& e = *it;
+    if (ids_only) continue;
+    try {
+      const std::string name = engine_for(e, options);
+      if (options.engine_substitutes.count(name)) continue;  // refit without the held-out runs
+      const auto profile = EngineProfile::load(ConfigNode::parse(name, "--engine"));
+      const auto fitted = profile->file.is_map() ? profile->file.find("fitted") : std::nullopt;
+      const auto runs = fitted && fitted->is_map() ? fitted->find("runs") : std::nullopt;
+      if (!runs) continue;
+      for (const ConfigNode& r : runs->items()) {
+        if (r.as_string() == id) {
+          throw InputError(fmt::format(
+              "it is held out, but engine profile '{}' was fitted on it ({}); refit with --fit "
+              "(an engine without a fit run keeps its shipped constants) or hold out runs the "
+              "profile was not fitted on",
+              name, r.where()));
+        }
+      }
+    } catch (const InputError& err) {
+      throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
+    }
+  }
+}
+
 FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
                                const std::set<std::string>& held_out, const ReplayOptions& base,
                                const std::string& csv_path) {
@@ -55,18 +87,22 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
     if (e.trace_file.empty() || classify(e) == RunGroup::kOverloaded || held_out.count(e.id)) {
       continue;
     }
-    const ConfigNode where = ConfigNode::parse(fmt::format("\"{}\"", e.hardware),
-                                               fmt::format("{} run {}", csv_path, e.id));
-    const std::string gpu = catalog.gpu(e.hardware, where).name;
+    std::string gpu;
+    std::string name;
+    try {
+      gpu = catalog.gpu(e.hardware, ConfigNode::parse("x", "hardware column")).name;
+      name = engine_for(e, base);
+      if (!profiles.count(name)) {
+        profiles[name] = EngineProfile::load(ConfigNode::parse(name, "--engine"));
+      }
+    } catch (const InputError& err) {
+      throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
+    }
     if (!f.gpu.empty() && gpu != f.gpu) {
       throw InputError(fmt::format(
           "--fit: the fit runs use two GPUs ({}, {}); hold out all but one", f.gpu, gpu));
     }
     f.gpu = gpu;
-    const std::string name = engine_for(e, base);
-    if (!profiles.count(name)) {
-      profiles[name] = EngineProfile::load(ConfigNode::parse(name, "--engine"));
-    }
     runs.push_back(&e);
     f.runs.push_back(e.id);
   }

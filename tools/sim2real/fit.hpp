@@ -29,6 +29,13 @@ struct EngineConstants {
                           const std::string& gpu) const;
 };
 
+// Checks a held-out set: every id names a run of the CSV and, unless `ids_only` (before a fit,
+// whose substitutes are not known yet), no held-out run is replayed with an engine profile that
+// was fitted on it (the profile's `fitted: {runs: …}`; a --fit substitute in
+// `options.engine_substitutes` never is). Errors name the CSV line of the run.
+void check_held_out(const std::vector<Experiment>& all, const std::set<std::string>& held_out,
+                    const ReplayOptions& options, const std::string& csv_path, bool ids_only);
+
 struct FitResult {
   std::string gpu;  // catalog name of the fit runs' GPU
   EngineConstants constants;

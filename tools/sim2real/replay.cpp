@@ -278,11 +278,11 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   }
   if (!e.notes.empty()) res.notes.push_back("csv: " + e.notes);
   std::vector<TraceRequest> trace;
-  if (res.kind == ReplayKind::kExact) trace = read_trace(e.trace_file);
   const auto t0 = std::chrono::steady_clock::now();
   RunConfig config;
   LatencyRecorder rec;
   try {
+    if (res.kind == ReplayKind::kExact) trace = read_trace(e.trace_file);
     res.engine = engine_for(e, o);  // resolved once: by image unless forced
     ReplayOptions resolved = o;
     resolved.engine = res.engine;
@@ -321,8 +321,8 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     }
     rec.latencies.resize(std::max(rec.latencies.size(), trace.size()));
     if (rec.latencies.size() != trace.size()) {
-      throw InputError(fmt::format("{}: replayed {} requests of {} rows", e.trace_file,
-                                   rec.latencies.size(), trace.size()));
+      throw InputError(fmt::format("{}:{}: run {}: {}: replayed {} requests of {} rows", csv_path,
+                                   e.line, e.id, e.trace_file, rec.latencies.size(), trace.size()));
     }
     std::vector<std::optional<Latency>> real(trace.size());
     for (std::size_t i = 0; i < trace.size(); ++i) {
@@ -357,6 +357,13 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     mean_output = out_sum / static_cast<double>(std::max<std::int64_t>(1, n_out));
     if (res.kind == ReplayKind::kApproximate) {
       mean_output = implied_output_tokens(real).value_or(mean_output);
+    }
+    if (!scored.empty() && !(mean_output > 1)) {
+      // ITL = (E2E − TTFT) / (N − 1) has no value when requests produce one token on average.
+      throw InputError(fmt::format(
+          "{}:{}: run {}: the scored requests average {:.3g} output tokens: ITL is undefined "
+          "(expected more than 1 per request)",
+          csv_path, e.line, e.id, mean_output));
     }
     return scored.empty() ? Metrics{} : metrics_of(scored, mean_output);
   };
