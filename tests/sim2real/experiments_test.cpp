@@ -150,5 +150,7 @@ TEST_CASE("bad experiments.csv cells are errors naming the line and the column",
                     Contains("column 'output_len': expected a whole number ≥ 1"));
   CHECK_THROWS_WITH(read_experiments(with_cell(csv, "21", "summ_ttft_p99_ms", "0")),
                     Contains("column 'summ_ttft_p99_ms': expected a positive time in ms"));
+  CHECK_THROWS_WITH(read_experiments(with_cell(csv, "21", "exp_id", "20")),
+                    Contains("column 'exp_id': expected a run id not used by an earlier row"));
   CHECK_NOTHROW(read_experiments(with_cell(csv, "21", "notes", "a, \"quoted\" note")));
 }

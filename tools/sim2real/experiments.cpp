@@ -1,5 +1,6 @@
 #include "tools/sim2real/experiments.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -158,6 +159,9 @@ std::vector<Experiment> read_experiments(const std::string& path) {
     for (std::size_t i = 0; i < header.size(); ++i) e.columns[header[i]] = fields[i];
     e.id = row.raw("exp_id");
     if (e.id.empty()) row.fail("exp_id", "a run id");
+    if (std::any_of(out.begin(), out.end(), [&e](const Experiment& x) { return x.id == e.id; })) {
+      row.fail("exp_id", "a run id not used by an earlier row");
+    }
     e.folder = row.raw("folder");
     e.set = row.raw("set");
     e.model = row.raw("model");
