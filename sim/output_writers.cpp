@@ -30,6 +30,9 @@ OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config,
   if (ec || !fs::is_directory(dir_)) {
     throw InputError(fmt::format("{}: cannot create output folder ({})", dir_, ec.message()));
   }
+  // The folder holds this run's files only: a file an earlier run wrote and this one does not
+  // (CSV or trace switched off, or this run fails) must not sit beside the new ones.
+  for (const char* f : kOutputFiles) fs::remove(fs::path(dir_) / f, ec);
   csv_ = config_.csv != "false";
   const auto path = [&](const char* file) { return (fs::path(dir_) / file).string(); };
   if (config_.requests) {
@@ -51,13 +54,31 @@ OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config,
   if (config_.trace) {
     trace_ = std::make_unique<ChromeTraceWriter>(path("trace.json"), config_.trace_max_steps);
     for (const auto& r : fleet) {
-      trace_->add_replica(r->id, fmt::format("replica {} ({}, {}, tp{})", r->id, r->spec.gpu->name,
-                                             r->spec.model->name, r->spec.tp));
+      trace_->add_replica(
+          r->id, fmt::format("{}, {}, tp{}", r->spec.gpu->name, r->spec.model->name, r->spec.tp));
     }
   }
 }
 
-OutputWriters::~OutputWriters() = default;
+OutputWriters::~OutputWriters() {
+  if (closed_) return;
+  // The run failed before close(): close what is open (errors ignored) and remove every output
+  // file, so no partial file looks like a result.
+  const auto drop = [](auto& writer) {
+    try {
+      if (writer) writer->close();
+    } catch (...) {
+    }
+    writer.reset();
+  };
+  drop(requests_h5_);
+  drop(steps_h5_);
+  drop(requests_csv_);
+  drop(steps_csv_);
+  drop(trace_);
+  std::error_code ec;
+  for (const char* f : kOutputFiles) fs::remove(fs::path(dir_) / f, ec);
+}
 
 void OutputWriters::on_step(const StepRecord& step, const BatchShape& /*shape*/,
                             const StepCost& /*cost*/) {
@@ -116,6 +137,7 @@ nlohmann::json OutputWriters::close() {
     }
   }
   files.push_back("summary.json");
+  closed_ = true;
   return nlohmann::json{{"files", files}, {"notes", notes}};
 }
 

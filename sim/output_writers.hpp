@@ -26,12 +26,17 @@ class OutputWriters : public RunObserver {
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
   void on_request_done(const Request& request, bool rejected) override;
 
-  // Flushes and closes every file; returns {"files": [...], notes} for summary.json.
+  // Flushes and closes every file; returns {"files": [...], notes} for summary.json. Without a
+  // completed close() (the run failed) the destructor removes every output file instead.
   nlohmann::json close();
 
  private:
+  // Every file a run may write in its folder.
+  static constexpr const char* kOutputFiles[] = {"requests.h5", "steps.h5",   "requests.csv",
+                                                 "steps.csv",   "trace.json", "summary.json"};
   std::string dir_;
   OutputConfig config_;
+  bool closed_ = false;  // close() completed: the files are this run's results
   bool csv_ = false;
   bool csv_dropped_ = false;
   std::int64_t requests_ = 0;

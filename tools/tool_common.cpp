@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -113,10 +114,11 @@ BuiltRun build_run(const RunConfig& config) {
                          first->token_budget(), options.max_num_seqs);
       if (plan.num_blocks <= 0) {
         g.node.fail(fmt::format(
-            "{} does not fit on {} × {} (tp {}, pp {}): weights need {:.1f} GB per GPU of {:.1f} "
-            "GB × utilization {}",
-            spec.model->name, g.tp * g.pp, spec.gpu->name, g.tp, g.pp, plan.weight_bytes / 1e9,
-            plan.gpu_bytes / 1e9, options.gpu_memory_utilization));
+            "{} does not fit on {} × {} (tp {}, pp {}): weights need {:.1f} GiB per GPU of "
+            "{:.1f} GiB × utilization {}",
+            spec.model->name, g.tp * g.pp, spec.gpu->name, g.tp, g.pp,
+            plan.weight_bytes / 1073741824.0, plan.gpu_bytes / 1073741824.0,
+            options.gpu_memory_utilization));
       }
       blocks = plan.num_blocks;
     }
@@ -306,15 +308,26 @@ int tool_main(CLI::App& app, int argc, char** argv, const std::function<int()>& 
   return guarded_main(body);
 }
 
+namespace {
+// Ends a failed run with its documented exit code. The output writers have closed or removed their
+// files while the error unwound; exit handlers are skipped because HDF5's crash (exit 139) when a
+// file it failed to close, e.g. on a full disk, is still in its tables.
+[[noreturn]] void fail_exit(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(code);
+}
+}  // namespace
+
 int guarded_main(const std::function<int()>& body) {
   try {
     return body();
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return 1;
+    fail_exit(1);
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
-    return 3;
+    fail_exit(3);
   }
 }
 

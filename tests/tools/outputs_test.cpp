@@ -131,6 +131,34 @@ TEST_CASE("trace.json parses as JSON with trace events", "[outputs]") {
   REQUIRE(j.contains("traceEvents"));
   REQUIRE(j["traceEvents"].is_array());
   CHECK_FALSE(j["traceEvents"].empty());
+  // Each replica's process is named once, with its GPU, model and TP.
+  const auto& first = j["traceEvents"].at(0);
+  CHECK(first["name"] == "process_name");
+  CHECK(first["args"]["name"] == "replica 0 (a100-80gb, meta-llama/Llama-2-7b-hf, tp1)");
+}
+
+TEST_CASE("an output folder holds only this run's files, and none after a failed run",
+          "[outputs]") {
+  const auto dir = fresh_dir("stale_outputs");
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {kSeeded, "--out", dir.string(), "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_simulate(args);
+  };
+  REQUIRE(run({}).exit_code == 0);
+  REQUIRE(fs::exists(dir / "trace.json"));
+  REQUIRE(fs::exists(dir / "requests.csv"));
+  // Without CSV and trace, the earlier run's CSV and trace are gone, not left beside new files.
+  REQUIRE(run({"--set", "output.csv=false", "--set", "output.trace=false"}).exit_code == 0);
+  CHECK_FALSE(fs::exists(dir / "trace.json"));
+  CHECK_FALSE(fs::exists(dir / "requests.csv"));
+  CHECK(fs::exists(dir / "requests.h5"));
+  // A run that fails once its writers are open (its first arrival is past the simulated-time
+  // horizon) leaves no file: no partial file and no older summary.json looks like its result.
+  const auto bad = run({"--set", "workload.arrival.qps=1e-10", "--set", "workload.duration_s=100"});
+  INFO(bad.output);
+  CHECK(bad.exit_code == 1);
+  CHECK(fs::is_empty(dir));
 }
 
 TEST_CASE("requests.h5 and steps.h5 are readable by h5dump", "[outputs]") {
