@@ -91,6 +91,14 @@ BuiltRun build_run(const RunConfig& config) {
     }
     SchedulerOptions options = base_options;
     if (options.max_model_len <= 0) options.max_model_len = spec.model->max_position_embeddings;
+    if (spec.model->max_position_embeddings > 0 &&
+        options.max_model_len > spec.model->max_position_embeddings) {
+      // vLLM refuses to start; in a mixed fleet the router would send such contexts here.
+      config.scheduler.at("max_model_len")
+          .fail(fmt::format("{} is longer than {}'s context ({} tokens, max_position_embeddings)",
+                            options.max_model_len, spec.model->name,
+                            spec.model->max_position_embeddings));
+    }
     const bool chunked = chunked_prefill(config.scheduler, options);
     if (!chunked && options.max_num_batched_tokens > 0 &&
         options.max_num_batched_tokens < options.max_model_len &&

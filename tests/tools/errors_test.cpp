@@ -152,6 +152,14 @@ TEST_CASE("a key given twice is an error at its second occurrence", "[errors]") 
                       Catch::Contains("workload"));
 }
 
+TEST_CASE("max_model_len longer than a replica's model context is refused", "[errors]") {
+  const auto out = bad_input_message("max_model_len", {"tests/tools/configs/golden_fixed.yaml",
+                                                       "--set", "scheduler.max_model_len=16384"});
+  CHECK_THAT(out, Catch::Contains("--set scheduler.max_model_len=16384") &&
+                      Catch::Contains("16384 is longer than meta-llama/Llama-2-7b-hf's context "
+                                      "(4096 tokens"));
+}
+
 TEST_CASE("an unknown scheduler kind is named before any budget check", "[errors]") {
   const auto out = bad_input_message(
       "scheduler_kind", {"tests/tools/configs/golden_fixed.yaml", "--set", "scheduler.kind=edf"});
