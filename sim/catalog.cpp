@@ -201,8 +201,10 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
   m.num_layers = get_count(f, "num_layers");
   m.hidden_size = get_count(f, "hidden_size");
   m.num_heads = get_count(f, "num_heads");
-  m.num_kv_heads = get_count(f, "num_kv_heads", m.num_heads);
-  m.head_dim = get_count(f, "head_dim", m.hidden_size / m.num_heads);
+  // Optional, but when given a head count or size must be positive (0 would divide by zero).
+  m.num_kv_heads = f.has("num_kv_heads") ? get_count(f, "num_kv_heads") : m.num_heads;
+  m.head_dim = f.has("head_dim") ? get_count(f, "head_dim") : m.hidden_size / m.num_heads;
+  if (m.head_dim <= 0) f.fail("hidden_size / num_heads is 0: give head_dim");
   m.intermediate_size = get_count(f, "intermediate_size");
   m.vocab_size = get_count(f, "vocab_size");
   m.max_position_embeddings = get_count(f, "max_position_embeddings");

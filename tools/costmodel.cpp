@@ -24,36 +24,47 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   servesim::CostmodelArgs args;
 
-  auto add_common = [&args](CLI::App* sub, bool need_profiles) {
-    auto* p = sub->add_option("--profiles", args.profiles,
-                              "Vidur profiling folder (…/profiling/compute or its GPU subfolder)");
-    if (need_profiles) p->required();
+  // The options a subcommand reads (an option it would ignore is not offered).
+  struct Common {
+    bool profiles = true;
+    bool model = true;
+    bool json = true;
+  };
+  auto add_common = [&args](CLI::App* sub, Common with) {
+    if (with.profiles) {
+      sub->add_option("--profiles", args.profiles,
+                      "Vidur profiling folder (…/profiling/compute or its GPU subfolder)")
+          ->required();
+    }
     sub->add_option("--gpu", args.gpu, "GPU name in the catalog (e.g. a100, h100)")->required();
-    sub->add_option("--model", args.model, "only this model id (org/name)");
-    sub->add_flag("--json", args.json, "machine-readable output");
+    if (with.model) sub->add_option("--model", args.model, "only this model id (org/name)");
+    if (with.json) sub->add_flag("--json", args.json, "machine-readable output");
     sub->add_option("--hardware", args.hardware_file,
                     "hardware YAML to read constants from instead of the catalog's");
   };
   auto* validate = app.add_subcommand("validate", "per-op and MLP-block MAPE against mlp.csv");
-  add_common(validate, true);
+  add_common(validate, {});
   validate->add_flag("--per-tp", args.per_tp, "also print every TP degree");
   validate->add_option("--rows", args.rows_file,
                        "write predicted vs measured per profile row and op to this CSV");
   auto* ablate = app.add_subcommand("ablate", "additive ladder: MLP-block MAPE as terms turn on");
-  add_common(ablate, true);
+  add_common(ablate, {});
   auto* fit = app.add_subcommand("fit", "least-squares fit of the home-profile constants");
-  add_common(fit, true);
+  add_common(fit, {.json = false});
   fit->add_option("--network", args.network, "Vidur network profile folder for this GPU");
   fit->add_option("--write", args.write_file, "write the fitted constants into this YAML file");
   auto* network = app.add_subcommand("network", "all-reduce MAPE against all_reduce.csv");
-  add_common(network, true);
+  add_common(network, {.model = false});
   auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
-  add_common(predict, false);
+  add_common(predict, {.profiles = false});
   predict->add_option("--tp", args.tp, "tensor-parallel degree")->check(CLI::PositiveNumber);
   predict->add_option("--pp", args.pp, "pipeline-parallel degree")->check(CLI::PositiveNumber);
-  predict->add_option("--tokens", args.prefill_tokens, "prefill tokens (one chunk)");
-  predict->add_option("--context", args.context, "context before the chunk / per decode");
-  predict->add_option("--decodes", args.decodes, "decode requests in the batch");
+  predict->add_option("--tokens", args.prefill_tokens, "prefill tokens (one chunk)")
+      ->check(CLI::Range(0, 2147483647));
+  predict->add_option("--context", args.context, "context before the chunk / per decode")
+      ->check(CLI::Range(0, 2147483647));
+  predict->add_option("--decodes", args.decodes, "decode requests in the batch")
+      ->check(CLI::Range(0, 2147483647));
   predict->add_flag("--eager", args.eager, "no CUDA graphs");
   predict->add_option("--precision", args.precision, "weights: bf16 (default), fp16 or fp8")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
@@ -65,7 +76,7 @@ int main(int argc, char** argv) {
   predict
       ->add_option("--graph-max-tokens", args.graph_max_tokens,
                    "steps with more tokens run eager (vLLM V1: min(2 max_num_seqs, 512))")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 2147483647));
   predict->add_option("--cost-model", args.cost_model_yaml,
                       "cost model section as YAML (default: kind: analytical)");
 

@@ -24,14 +24,6 @@ struct Context {
   std::vector<std::pair<std::string, std::string>> profiles;  // model id, path
 };
 
-// The profile folder for `gpu`: DIR/<arg>, DIR/<lowercase(arg)>, DIR/<catalog name>, or DIR itself.
-std::string profile_dir(const std::string& dir, const std::string& arg, const GpuSpec& gpu) {
-  for (const std::string& sub : {arg, lowercase(arg), gpu.name}) {
-    if (fs::is_directory(fs::path(dir) / sub)) return (fs::path(dir) / sub).string();
-  }
-  return dir;
-}
-
 Context load(const CostmodelArgs& a, bool need_profiles) {
   Context c;
   const ConfigNode where = ConfigNode::parse("\"" + a.gpu + "\"", "--gpu");
@@ -42,12 +34,11 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
   }
   c.params = AnalyticalParams::for_gpu(c.gpu);
   if (need_profiles) {
-    if (!fs::is_directory(a.profiles)) {
-      throw InputError("--profiles: '" + a.profiles +
-                       "' is not a folder (expected Vidur's "
-                       "profiling/compute folder)");
-    }
-    for (auto& [id, path] : find_mlp_profiles(profile_dir(a.profiles, a.gpu, c.gpu))) {
+    // Only this GPU's rows: DIR/<--gpu>, DIR/<catalog name or alias>, or DIR if it is the GPU's
+    // own folder (never every GPU below DIR).
+    std::vector<std::string> names = {a.gpu, c.gpu.name};
+    names.insert(names.end(), c.gpu.aliases.begin(), c.gpu.aliases.end());
+    for (auto& [id, path] : find_gpu_profiles(a.profiles, names, "--profiles").files) {
       if (a.model.empty() || lowercase(a.model) == lowercase(id)) c.profiles.emplace_back(id, path);
     }
     if (c.profiles.empty()) {
@@ -271,6 +262,10 @@ std::string run_predict(const CostmodelArgs& a) {
   Context c = load(a, false);
   if (a.model.empty()) throw InputError("--model: required for predict");
   const ModelSpec& model = c.catalog.model(a.model, ConfigNode::parse("x", "--model"));
+  if (model.num_heads % a.tp != 0) {  // as simulate refuses it
+    throw InputError(fmt::format("--tp: {} does not divide the {} attention heads of {}", a.tp,
+                                 model.num_heads, model.name));
+  }
   ReplicaSpec r;
   r.gpu = &c.gpu;
   r.model = &model;

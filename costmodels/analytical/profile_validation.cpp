@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <map>
 
 #include "costmodels/analytical/layer_pricer.hpp"
+#include "sim/catalog.hpp"
+#include "sim/input_error.hpp"
 #include "sim/replica_spec.hpp"
 
 namespace servesim {
@@ -139,6 +142,41 @@ std::vector<std::pair<std::string, std::string>> find_mlp_profiles(const std::st
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+GpuProfiles find_gpu_profiles(const std::string& dir, const std::vector<std::string>& gpu_names,
+                              const std::string& who) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) {
+    throw InputError(who + ": '" + dir +
+                     "' is not a folder (expected Vidur's profiling or profiling/compute folder)");
+  }
+  std::vector<fs::path> candidates;
+  for (const std::string& g : gpu_names) {
+    for (const std::string& name : {g, lowercase(g)}) {
+      candidates.push_back(fs::path(dir) / name);
+      candidates.push_back(fs::path(dir) / "compute" / name);
+    }
+  }
+  candidates.push_back(dir);
+  for (const fs::path& c : candidates) {
+    if (!fs::is_directory(c)) continue;
+    GpuProfiles found{c.string(), {}};
+    for (auto& [id, path] : find_mlp_profiles(c.string())) {
+      const fs::path rel = fs::path(path).lexically_relative(c);
+      if (std::distance(rel.begin(), rel.end()) == 3) found.files.emplace_back(id, path);
+    }
+    if (!found.files.empty()) return found;
+  }
+  std::string names;
+  std::vector<std::string> seen;
+  for (const std::string& g : gpu_names) {
+    if (std::find(seen.begin(), seen.end(), lowercase(g)) != seen.end()) continue;
+    seen.push_back(lowercase(g));
+    names += (names.empty() ? "" : " or ") + g;
+  }
+  throw InputError(who + ": no mlp.csv for GPU " + names + " under " + dir +
+                   " (expected <dir>/<gpu>/<org>/<model>/mlp.csv)");
 }
 
 }  // namespace servesim

@@ -73,4 +73,15 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
 // folders), sorted by id.
 std::vector<std::pair<std::string, std::string>> find_mlp_profiles(const std::string& dir);
 
+// The mlp.csv files of one GPU under `dir` (Vidur's profiling or profiling/compute folder, or the
+// GPU's own folder): the first of <dir>/<name> and <dir>/compute/<name>, for each of `gpu_names`
+// as given and lowercased, then <dir> itself, that holds <org>/<model>/mlp.csv directly (a
+// deeper hit belongs to another GPU). Throws InputError (prefixed `who`) when none does.
+struct GpuProfiles {
+  std::string dir;
+  std::vector<std::pair<std::string, std::string>> files;  // model id, path (sorted by id)
+};
+GpuProfiles find_gpu_profiles(const std::string& dir, const std::vector<std::string>& gpu_names,
+                              const std::string& who);
+
 }  // namespace servesim

@@ -45,6 +45,9 @@ std::vector<VidurMlpRow> rows_of(const CsvTable& t) {
   const std::size_t c_exp = t.column("n_expanded_embd", kExpected);
   const std::size_t c_vocab = t.column("vocab_size", kExpected);
   const std::size_t c_gated = t.column("use_gated_mlp", kExpected);
+  if (t.rows() == 0) {
+    throw InputError(t.source() + ":2: no profile rows (expected one row per token count)");
+  }
   std::vector<VidurMlpRow> rows;
   rows.reserve(t.rows());
   for (std::size_t r = 0; r < t.rows(); ++r) {

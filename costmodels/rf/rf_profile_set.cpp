@@ -29,36 +29,11 @@ std::string read_bytes(const std::string& path) {
 }  // namespace
 
 RfProfileSet RfProfileSet::open(const std::string& dir, const std::vector<std::string>& gpu_names) {
-  if (!fs::is_directory(dir)) {
-    throw InputError("rf: profiles '" + dir +
-                     "' is not a folder (expected Vidur's profiling or profiling/compute folder)");
-  }
-  std::vector<fs::path> candidates;
-  for (const std::string& g : gpu_names) {
-    for (const std::string& name : {g, lowercase(g)}) {
-      candidates.push_back(fs::path(dir) / name);
-      candidates.push_back(fs::path(dir) / "compute" / name);
-    }
-  }
-  candidates.push_back(dir);
+  GpuProfiles found = find_gpu_profiles(dir, gpu_names, "rf: profiles");
   RfProfileSet set;
-  for (const fs::path& c : candidates) {
-    if (!fs::is_directory(c)) continue;
-    // Only <c>/<org>/<model>/mlp.csv: a recursive hit deeper down belongs to another GPU.
-    set.profiles_.clear();
-    for (auto& [id, path] : find_mlp_profiles(c.string())) {
-      const fs::path rel = fs::path(path).lexically_relative(c);
-      if (std::distance(rel.begin(), rel.end()) == 3) set.profiles_.emplace_back(id, path);
-    }
-    if (!set.profiles_.empty()) {
-      set.gpu_dir_ = c.string();
-      return set;
-    }
-  }
-  std::string names;
-  for (const std::string& g : gpu_names) names += (names.empty() ? "" : " or ") + g;
-  throw InputError("rf: no mlp.csv for GPU " + names + " under " + dir +
-                   " (expected <dir>/<gpu>/<org>/<model>/mlp.csv)");
+  set.gpu_dir_ = std::move(found.dir);
+  set.profiles_ = std::move(found.files);
+  return set;
 }
 
 std::vector<std::string> RfProfileSet::model_ids() const {

@@ -170,3 +170,31 @@ TEST_CASE("costmodel predict prices one batch the way the chosen CUDA-graph mode
   a.gpu = "a100";
   CHECK_THROWS_WITH(run_predict(a), Catch::Contains("has no FP8 tensor cores"));
 }
+
+TEST_CASE("costmodel predict refuses a TP degree that does not divide the attention heads",
+          "[costmodels][analytical][predict]") {
+  CostmodelArgs a;
+  a.gpu = "a100";
+  a.model = "meta-llama/Llama-2-7b-hf";
+  a.prefill_tokens = 16;
+  a.tp = 3;
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--tp: 3 does not divide the 32 attention "
+                                                    "heads of meta-llama/Llama-2-7b-hf"));
+  a.tp = 4;
+  CHECK_NOTHROW(run_predict(a));
+}
+
+TEST_CASE("costmodel validate scores a GPU with no profile folder as an error, not on every GPU",
+          "[costmodels][accuracy]") {
+  if (!fs::is_directory(kCompute)) {
+    WARN("skipped: " << kCompute << " is absent");
+    return;
+  }
+  CostmodelArgs a;
+  a.profiles = kCompute;
+  a.gpu = "l40s";
+  CHECK_THROWS_WITH(run_validate(a), Catch::Contains("--profiles: no mlp.csv for GPU l40s"));
+  a.gpu = "a100-80gb";  // the catalog name finds the a100 folder through the alias
+  a.json = true;
+  CHECK(nlohmann::json::parse(run_validate(a))["mlp_block"]["n"] == 7041);
+}

@@ -1,9 +1,12 @@
 #include "costmodels/profile/vidur_profile.hpp"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
+#include "costmodels/analytical/profile_validation.hpp"
 #include "sim/input_error.hpp"
 
 using namespace servesim;
@@ -75,6 +78,28 @@ TEST_CASE("a malformed profile row is an error naming its line", "[costmodels][p
                     Catch::StartsWith("m.csv:2:") && Catch::Contains("positive integer"));
   CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header() + "1,2,3\n", "m.csv"),
                     Catch::StartsWith("m.csv:2:") && Catch::Contains("3 cells"));
+  // A header without rows is an error, not an empty result the tools then index.
+  CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header(), "m.csv"),
+                    Catch::StartsWith("m.csv:2: no profile rows"));
+}
+
+TEST_CASE("a GPU's profiles are its own folder's, never every GPU's below the root",
+          "[costmodels][profile]") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / "servesim_gpu_profiles_test";
+  fs::remove_all(root);
+  for (const char* gpu : {"a100", "h100"}) {
+    fs::create_directories(root / gpu / "org" / "m");
+    std::ofstream(root / gpu / "org" / "m" / "mlp.csv") << mlp_header() << mlp_row("0.1", "16");
+  }
+  const auto a100 = find_gpu_profiles(root.string(), {"A100-80GB", "A100"}, "--profiles");
+  REQUIRE(a100.files.size() == 1);
+  CHECK(fs::path(a100.files[0].second).parent_path().parent_path().parent_path() == root / "a100");
+  // The GPU's own folder works too; a GPU with no folder is an error, not every row below root.
+  CHECK(find_gpu_profiles((root / "h100").string(), {"x"}, "--profiles").files.size() == 1);
+  CHECK_THROWS_WITH(find_gpu_profiles(root.string(), {"l40s", "L40S"}, "--profiles"),
+                    Catch::Contains("--profiles: no mlp.csv for GPU l40s under"));
+  fs::remove_all(root);
 }
 
 TEST_CASE("the network reader reads all_reduce rows and rejects a missing size column",

@@ -73,3 +73,14 @@ TEST_CASE("A hardware file with an unknown key, a wrong GPC sum or no PCIe bandw
   CHECK_THROWS_WITH(Catalog::load_gpu(no_pcie),
                     Contains("hw.yaml:9:16") && Contains("pcie_gb_per_s"));
 }
+
+TEST_CASE("A model file with zero KV heads or head size is rejected, not divided by", "[catalog]") {
+  const std::string base =
+      "name: t/m\nnum_layers: 2\nhidden_size: 64\nnum_heads: 4\nintermediate_size: 128\n"
+      "vocab_size: 100\nmax_position_embeddings: 256\n";
+  CHECK_NOTHROW(Catalog::load_model(ConfigNode::parse(base, "m.yaml")));
+  CHECK_THROWS_WITH(Catalog::load_model(ConfigNode::parse(base + "num_kv_heads: 0\n", "m.yaml")),
+                    Contains("m.yaml:8:15: num_kv_heads: expected a positive integer"));
+  CHECK_THROWS_WITH(Catalog::load_model(ConfigNode::parse(base + "head_dim: 0\n", "m.yaml")),
+                    Contains("head_dim: expected a positive integer"));
+}
