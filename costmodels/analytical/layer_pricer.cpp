@@ -29,7 +29,7 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       topology_(r.topology) {
   const bool fp8 = r.weights == Precision::kFp8 && gpu_->fp8_tflops > 0;
   peak_flops_per_ns_ = (fp8 ? gpu_->fp8_tflops : gpu_->bf16_tflops) * 1e3;
-  attn_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;  // also the unquantized LM head and router
+  bf16_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;  // attention, unquantized LM head and router
   bw_ = gpu_->memory_bw_gb_per_s;
   // f_clk hook (PHYSICS §6): the realized clock fraction at the default cap; a lower cap pulls
   // the clock down as P ∝ f³ in the DVFS range.
@@ -48,7 +48,7 @@ double LayerPricer::gemm(const GemmShape& g, bool graph) const {
 }
 
 double LayerPricer::unquantized_gemm(const GemmShape& g, bool graph) const {
-  return gemm_ns(g, 2, attn_peak_flops_per_ns_, f_clk_, *gpu_, params_, terms_,
+  return gemm_ns(g, 2, bf16_peak_flops_per_ns_, f_clk_, *gpu_, params_, terms_,
                  launch_scale(graph));
 }
 
@@ -114,12 +114,12 @@ double LayerPricer::attention_ns(const AttentionWork& w, bool graph) const {
   const double floor = terms_.attention && terms_.launch ? params_.attn_floor_ns : 0.0;
   double t = 0;
   if (w.prefill_chunks > 0) {
-    t += floor + std::max(w.prefill_flops / (attn_peak_flops_per_ns_ * eff),
+    t += floor + std::max(w.prefill_flops / (bf16_peak_flops_per_ns_ * eff),
                           w.prefill_bytes / (bw_ * frac));
   }
   if (w.decodes > 0) {
     t += floor * launch_scale(graph) +
-         std::max(w.decode_flops / (attn_peak_flops_per_ns_ * eff), w.decode_bytes / (bw_ * frac));
+         std::max(w.decode_flops / (bf16_peak_flops_per_ns_ * eff), w.decode_bytes / (bw_ * frac));
   }
   return t;
 }

@@ -87,7 +87,7 @@ class LayerPricer {
   LayerShapes shapes_;
   TpTopology topo_;
   double peak_flops_per_ns_ = 0;       // projection GEMMs (FP8 peak for FP8 weights)
-  double attn_peak_flops_per_ns_ = 0;  // attention (and unquantized GEMMs) run in bf16/fp16
+  double bf16_peak_flops_per_ns_ = 0;  // attention and unquantized GEMMs run in bf16/fp16
   int tp_ = 1;
   int pp_ = 1;
   std::string topology_;

@@ -13,9 +13,12 @@ using namespace servesim::sim2real;
 
 namespace {
 
+// The shared experiments.csv, or "" (with a WARN: the test then skips) when ../shared is absent.
 std::string experiments_csv() {
   const std::string p = std::string(SERVESIM_SHARED_DIR) + "/data/sim2real/experiments.csv";
-  return std::filesystem::exists(p) ? p : std::string();
+  if (std::filesystem::exists(p)) return p;
+  WARN("skipped: ../shared/data/sim2real is absent");
+  return {};
 }
 
 }  // namespace
@@ -29,10 +32,7 @@ TEST_CASE("a CSV record splits on commas outside quotes and undoubles quotes",
 TEST_CASE("experiments.csv reads into 21 runs whose traces resolve against its folder",
           "[sim2real][experiments][data]") {
   const std::string csv = experiments_csv();
-  if (csv.empty()) {
-    WARN("skipped: ../shared/data/sim2real is absent");
-    return;
-  }
+  if (csv.empty()) return;
   const auto runs = read_experiments(csv);
   REQUIRE(runs.size() == 21);
   int traced = 0;
@@ -66,10 +66,7 @@ TEST_CASE("experiments.csv reads into 21 runs whose traces resolve against its f
 TEST_CASE("the measured summaries follow from the traces with numpy quantiles and mean-based ITL",
           "[sim2real][experiments][data]") {
   const std::string csv = experiments_csv();
-  if (csv.empty()) {
-    WARN("skipped: ../shared/data/sim2real is absent");
-    return;
-  }
+  if (csv.empty()) return;
   for (const auto& e : read_experiments(csv)) {
     if (e.trace_file.empty()) continue;
     INFO(e.id);
@@ -135,10 +132,7 @@ std::string with_cell(const std::string& csv, const std::string& id, const std::
 TEST_CASE("bad experiments.csv cells are errors naming the line and the column",
           "[sim2real][experiments][data]") {
   const std::string csv = experiments_csv();
-  if (csv.empty()) {
-    WARN("skipped: ../shared/data/sim2real is absent");
-    return;
-  }
+  if (csv.empty()) return;
   // Run 21 is regenerated (no trace).
   using Catch::Contains;
   CHECK_THROWS_WITH(read_experiments(with_cell(csv, "21", "tp", "")),

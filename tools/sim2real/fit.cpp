@@ -71,7 +71,7 @@ void check_held_out(const std::vector<Experiment>& all, const std::set<std::stri
         }
       }
     } catch (const InputError& err) {
-      throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
+      throw run_error(csv_path, e, err.what());
     }
   }
 }
@@ -96,7 +96,7 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
         profiles[name] = EngineProfile::load(ConfigNode::parse(name, "--engine"));
       }
     } catch (const InputError& err) {
-      throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
+      throw run_error(csv_path, e, err.what());
     }
     if (!f.gpu.empty() && gpu != f.gpu) {
       throw InputError(fmt::format(

@@ -119,6 +119,10 @@ std::optional<std::pair<int, int>> vllm_version(const std::string& image) {
   return std::make_pair(major, minor);
 }
 
+InputError run_error(const std::string& csv_path, const Experiment& e, const std::string& what) {
+  return InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, what));
+}
+
 std::string engine_for(const Experiment& e, const ReplayOptions& o) {
   if (!o.engine.empty()) return o.engine;
   if (auto name = EngineProfile::find_for_image(e.vllm_image)) return *name;
@@ -246,8 +250,7 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   res.kind = e.trace_file.empty() ? ReplayKind::kApproximate : ReplayKind::kExact;
   res.group = classify(e);
   if (e.stages.empty() && e.trace_file.empty()) {
-    throw InputError(
-        fmt::format("{}:{}: run {} has neither a trace_file nor stages", csv_path, e.line, e.id));
+    throw run_error(csv_path, e, "it has neither a trace_file nor stages");
   }
   if (res.kind == ReplayKind::kApproximate) {
     res.notes.push_back(
@@ -292,7 +295,7 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     config = RunConfig::parse(root, o.seed);
     rec = record_run(config, 1.0);
   } catch (const InputError& err) {
-    throw InputError(fmt::format("{}:{}: run {}: {}", csv_path, e.line, e.id, err.what()));
+    throw run_error(csv_path, e, err.what());
   }
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.requests = rec.arrived;
@@ -321,8 +324,9 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     }
     rec.latencies.resize(std::max(rec.latencies.size(), trace.size()));
     if (rec.latencies.size() != trace.size()) {
-      throw InputError(fmt::format("{}:{}: run {}: {}: replayed {} requests of {} rows", csv_path,
-                                   e.line, e.id, e.trace_file, rec.latencies.size(), trace.size()));
+      throw run_error(csv_path, e,
+                      fmt::format("{}: replayed {} requests of {} rows", e.trace_file,
+                                  rec.latencies.size(), trace.size()));
     }
     std::vector<std::optional<Latency>> real(trace.size());
     for (std::size_t i = 0; i < trace.size(); ++i) {
@@ -360,18 +364,17 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     }
     if (!scored.empty() && !(mean_output > 1)) {
       // ITL = (E2E − TTFT) / (N − 1) has no value when requests produce one token on average.
-      throw InputError(fmt::format(
-          "{}:{}: run {}: the scored requests average {:.3g} output tokens: ITL is undefined "
-          "(expected more than 1 per request)",
-          csv_path, e.line, e.id, mean_output));
+      throw run_error(csv_path, e,
+                      fmt::format("the scored requests average {:.3g} output tokens: ITL is "
+                                  "undefined (expected more than 1 per request)",
+                                  mean_output));
     }
     return scored.empty() ? Metrics{} : metrics_of(scored, mean_output);
   };
   const std::size_t n = rec.latencies.size();
   res.sim = simulate_range(rec, 0, n, res.real, res.scored_requests, res.mean_output_tokens);
   if (res.scored_requests == 0) {
-    throw InputError(fmt::format("{}:{}: run {}: no request finished in the simulation", csv_path,
-                                 e.line, e.id));
+    throw run_error(csv_path, e, "no request finished in the simulation");
   }
   res.score = score_run(res.sim, res.real);
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/input_error.hpp"
 #include "tools/sim2real/experiments.hpp"
 #include "tools/sim2real/score.hpp"
 
@@ -60,6 +61,9 @@ bool async_scheduling_default(const Experiment& e);
 // The engine profile a run replays with (ReplayOptions::engine, else by image); InputError when
 // no profile under configs/engines/ claims the run's image.
 std::string engine_for(const Experiment& e, const ReplayOptions& options);
+
+// An input error about run `e` of the CSV at `csv_path`: "<csv>:<line>: run <id>: <what>".
+InputError run_error(const std::string& csv_path, const Experiment& e, const std::string& what);
 
 // Runs whose notes say the load generator fell behind ("unsafe": 13.9 of 20 req/s achieved in
 // stage 1): their trace holds the scheduled arrivals, not what the server saw, after stage 0.
