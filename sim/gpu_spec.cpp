@@ -1,5 +1,7 @@
 #include "sim/gpu_spec.hpp"
 
+#include <fmt/format.h>
+
 namespace servesim {
 
 double ModelSpec::num_params() const {
@@ -22,6 +24,11 @@ double ModelSpec::num_params() const {
   }
   const double embeddings = static_cast<double>(vocab_size) * h * (tie_word_embeddings ? 1 : 2);
   return num_layers * attention + mlp_total + embeddings;
+}
+
+std::string ModelSpec::tp_problem(int tp) const {
+  if (tp >= 1 && num_heads % tp == 0) return "";
+  return fmt::format("{} does not divide the {} attention heads of {}", tp, num_heads, name);
 }
 
 double ModelSpec::kv_bytes_per_token_per_layer(double dtype_bytes) const {

@@ -60,6 +60,9 @@ struct ModelSpec {
   double num_params() const;
   // KV-cache bytes stored per token per layer on one GPU (both K and V), before TP split.
   double kv_bytes_per_token_per_layer(double dtype_bytes) const;
+  // Why tensor parallelism `tp` cannot shard this model ("" when it can): every rank needs whole
+  // attention heads.
+  std::string tp_problem(int tp) const;
 };
 
 }  // namespace servesim

@@ -85,9 +85,8 @@ BuiltRun build_run(const RunConfig& config) {
     if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {
       g.node.at("precision").fail(fmt::format("GPU '{}' has no FP8 tensor cores", spec.gpu->name));
     }
-    if (spec.model->num_heads % spec.tp != 0) {
-      g.node.at("tp").fail(fmt::format("tp = {} does not divide the {} attention heads of {}",
-                                       spec.tp, spec.model->num_heads, spec.model->name));
+    if (const std::string why = spec.model->tp_problem(spec.tp); !why.empty()) {
+      g.node.at("tp").fail("tp = " + why);
     }
     SchedulerOptions options = base_options;
     if (options.max_model_len <= 0) options.max_model_len = spec.model->max_position_embeddings;

@@ -262,9 +262,8 @@ std::string run_predict(const CostmodelArgs& a) {
   Context c = load(a, false);
   if (a.model.empty()) throw InputError("--model: required for predict");
   const ModelSpec& model = c.catalog.model(a.model, ConfigNode::parse("x", "--model"));
-  if (model.num_heads % a.tp != 0) {  // as simulate refuses it
-    throw InputError(fmt::format("--tp: {} does not divide the {} attention heads of {}", a.tp,
-                                 model.num_heads, model.name));
+  if (const std::string why = model.tp_problem(a.tp); !why.empty()) {
+    throw InputError("--tp: " + why);
   }
   ReplicaSpec r;
   r.gpu = &c.gpu;
