@@ -16,6 +16,19 @@ struct Link {
 using Graph =
     boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, Link>;
 
+// Whether GPUs a and b of a replica talk over NVLink under `kind` (else PCIe).
+bool nvlink_between(int a, int b, const std::string& kind, const GpuSpec& gpu) {
+  if (gpu.nvlink_gb_per_s <= 0) return false;
+  if (kind == "pairwise_nvlink") return a / 2 == b / 2;
+  return kind == "nvlink";
+}
+
+// Achieved one-direction bandwidth of that link (bytes/ns).
+double link_bytes_per_ns(bool nvlink, const GpuSpec& gpu, const AnalyticalParams& params) {
+  return nvlink ? gpu.nvlink_gb_per_s / 2 * params.nvlink_efficiency
+                : gpu.pcie_gb_per_s * params.pcie_efficiency;
+}
+
 }  // namespace
 
 TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
@@ -26,18 +39,14 @@ TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
   if (kind != "nvlink" && kind != "pairwise_nvlink" && kind != "pcie") {
     throw InputError("unknown topology '" + kind + "' (known: nvlink, pairwise_nvlink, pcie)");
   }
-  const double nvlink = gpu.nvlink_gb_per_s / 2 * params.nvlink_efficiency;  // one direction
-  const double pcie = gpu.pcie_gb_per_s * params.pcie_efficiency;
-  const bool has_nvlink = gpu.nvlink_gb_per_s > 0;
   Graph graph(static_cast<std::size_t>(p));
   bool all_nvlink = true;
   for (int a = 0; a < p; ++a) {
     for (int b = a + 1; b < p; ++b) {
-      bool nv = has_nvlink && kind == "nvlink";
-      if (kind == "pairwise_nvlink") nv = has_nvlink && a / 2 == b / 2;
+      const bool nv = nvlink_between(a, b, kind, gpu);
       all_nvlink = all_nvlink && nv;
       boost::add_edge(static_cast<std::size_t>(a), static_cast<std::size_t>(b),
-                      Link{nv ? nvlink : pcie}, graph);
+                      Link{link_bytes_per_ns(nv, gpu, params)}, graph);
     }
   }
   bottleneck_ = std::numeric_limits<double>::infinity();
@@ -65,15 +74,11 @@ double TpTopology::all_reduce_ns(double bytes) const {
 
 double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
                              const AnalyticalParams& params, double bytes) {
-  const double nvlink = gpu.nvlink_gb_per_s / 2 * params.nvlink_efficiency;  // one direction
-  const double pcie = gpu.pcie_gb_per_s * params.pcie_efficiency;
   double t = 0;
   for (int stage = 0; stage + 1 < pp; ++stage) {
-    const int a = stage * tp;  // rank 0 of this stage and of the next
-    const int b = (stage + 1) * tp;
-    bool nv = gpu.nvlink_gb_per_s > 0 && topology == "nvlink";
-    if (topology == "pairwise_nvlink") nv = gpu.nvlink_gb_per_s > 0 && a / 2 == b / 2;
-    t += bytes / (nv ? nvlink : pcie) + params.hop_latency_ns;
+    // Rank 0 of this stage and of the next (every rank pair moves in parallel).
+    const bool nv = nvlink_between(stage * tp, (stage + 1) * tp, topology, gpu);
+    t += bytes / link_bytes_per_ns(nv, gpu, params) + params.hop_latency_ns;
   }
   return t;
 }
