@@ -97,16 +97,19 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
     decode_attn_bw_fraction = t->get_positive("decode_bw_fraction", decode_attn_bw_fraction);
     attn_floor_ns = t->get_nonnegative("floor_ns", attn_floor_ns);
   }
-  if (auto l = section(a, "light", complete, {"graph_launch_scale"})) {
-    std::vector<std::string> known = {"source", "graph_launch_scale"};
+  if (auto l = section(a, "light", complete, {"graph_launch_scale", "row_ctas_per_sm"})) {
+    std::vector<std::string> known = {"source", "graph_launch_scale", "row_ctas_per_sm"};
     for (std::string_view n : kLightNames) known.emplace_back(n);
     l->check_keys(known);
     graph_launch_scale = l->get_fraction("graph_launch_scale", graph_launch_scale);
+    row_ctas_per_sm = static_cast<int>(l->get_positive_int("row_ctas_per_sm", row_ctas_per_sm));
     for (std::size_t i = 0; i < kNumLightKernels; ++i) {
-      if (auto k = section(*l, kLightNames[i], complete, {"floor_ns", "bw_fraction"})) {
-        k->check_keys({"floor_ns", "bw_fraction", "source"});
+      if (auto k =
+              section(*l, kLightNames[i], complete, {"floor_ns", "bw_fraction", "row_elem_ns"})) {
+        k->check_keys({"floor_ns", "bw_fraction", "row_elem_ns", "source"});
         light[i].floor_ns = k->get_nonnegative("floor_ns", light[i].floor_ns);
         light[i].bw_fraction = k->get_positive("bw_fraction", light[i].bw_fraction);
+        light[i].row_elem_ns = k->get_nonnegative("row_elem_ns", light[i].row_elem_ns);
       }
     }
   }

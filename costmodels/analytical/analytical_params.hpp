@@ -11,7 +11,7 @@
 namespace servesim {
 
 // Light (memory-streaming) kernels of a layer and the step's edges, each priced
-// launch floor + bytes / (bw_fraction · BW).
+// latency (launch floor + serial row walk) against bytes / (bw_fraction · BW).
 enum class LightKernel : std::size_t {
   kRmsNorm,
   kLayerNorm,
@@ -45,6 +45,9 @@ struct AnalyticalParams {
   struct Light {
     double floor_ns = 5000;
     double bw_fraction = 0.8;
+    // Per-token kernels (vLLM's RMSNorm, SiLU-and-mul, RoPE) run one CTA per token row that
+    // walks the row serially: latency per element of that row (0 for elementwise kernels).
+    double row_elem_ns = 0;
   };
   // GEMM
   double gemm_efficiency = 0.7;  // tc_util · η_duty at large M (pinned to the SKU's clock)
@@ -75,6 +78,9 @@ struct AnalyticalParams {
   // Light kernels
   std::array<Light, kNumLightKernels> light{};
   double graph_launch_scale = 0.5;  // launch floors inside a CUDA graph, relative to eager
+  // 1024-thread row CTAs resident per SM: max threads per SM / 1024 (2 on sm80/90/100, 1 on
+  // sm86/89/120 with 1536 threads); rows beyond SMs · this run in further waves.
+  int row_ctas_per_sm = 2;
   // Collectives
   double nvlink_efficiency = 0.6;
   double pcie_efficiency = 0.75;

@@ -71,8 +71,9 @@ FitReport fit_home_constants(
   const AnalyticalTerms terms;
   const double bw = gpu.memory_bw_gb_per_s;
 
-  // Light kernels: per kernel kind, t/count = floor + bytes / (fraction · BW).
-  std::map<LightKernel, std::vector<std::vector<double>>> lx;
+  // Light kernels: per kernel kind, t/count = (t_lat^q + (bytes / (fraction · BW))^q)^(1/q),
+  // t_lat = floor + row_elem_ns · row elements · waves of rows.
+  std::map<LightKernel, std::vector<LightWork>> lx;
   std::map<LightKernel, std::vector<double>> ly;
   std::map<LightKernel, std::map<std::string, int>> lfiles;
   for (std::size_t f = 0; f < data.size(); ++f) {
@@ -87,39 +88,47 @@ FitReport fit_home_constants(
       for (std::size_t i = 0; i < kNumVidurOps; ++i) {
         const double t = row.ms[i] * 1e6;
         if (uses[i].count <= 0 || !(t > 0)) continue;
-        lx[uses[i].kernel].push_back({1.0, uses[i].bytes});
+        lx[uses[i].kernel].push_back(uses[i].work);
         ly[uses[i].kernel].push_back(t / uses[i].count);
         ++lfiles[uses[i].kernel][short_path(data[f].first)];
       }
     }
   }
   rep.text += fmt::format("Fitted on {} (home profile), {} files\n", gpu.name, data.size());
+  const double row_slots = static_cast<double>(gpu.sms) * start.row_ctas_per_sm;
   for (const auto& [k, x] : lx) {
     if (x.size() < 4) continue;
-    // Start from the additive form's relative least squares, then a coordinate search on the
-    // knee form's MAPE (floor^q + (bytes/(fraction·BW))^q)^(1/q).
-    const Eigen::VectorXd beta = relative_lsq(x, ly[k]);
+    // Start from the additive form's relative least squares (floor + bytes / (fraction · BW)),
+    // then a coordinate search on the knee form's MAPE; the row latency is searched only for
+    // per-token kernels (row elements > 0) and is 0 for elementwise ones.
+    std::vector<std::vector<double>> xb;
+    bool per_row = false;
+    for (const LightWork& w : x) {
+      xb.push_back({1.0, w.bytes});
+      per_row = per_row || w.row_elems > 0;
+    }
+    const Eigen::VectorXd beta = relative_lsq(xb, ly[k]);
     AnalyticalParams::Light l{std::max(1000.0, beta(0)),
-                              beta(1) > 0 ? std::min(1.0, 1.0 / (beta(1) * bw)) : 0.5};
+                              beta(1) > 0 ? std::min(1.0, 1.0 / (beta(1) * bw)) : 0.5, 0.0};
     const std::vector<double>& y = ly[k];
     auto mape = [&](const AnalyticalParams::Light& c) {
       double s = 0;
       for (std::size_t i = 0; i < y.size(); ++i) {
-        s += std::abs(light_kernel_ns(c, x[i][1], bw, start.knee_q, terms, 1.0) - y[i]) / y[i];
+        s += std::abs(light_kernel_ns(c, x[i], bw, row_slots, start.knee_q, terms, 1.0) - y[i]) /
+             y[i];
       }
       return 100 * s / static_cast<double>(y.size());
     };
     double best = mape(l);
-    double step_floor = 800;
-    double step_frac = 0.1;
-    for (int round = 0; round < 7; ++round) {
-      for (int knob = 0; knob < 2; ++knob) {
-        double& v = knob == 0 ? l.floor_ns : l.bw_fraction;
-        const double step = knob == 0 ? step_floor : step_frac;
+    std::array<double, 3> step = {800, 0.1, 0.2};
+    const std::array<double, 3> lowest = {0.0, 0.01, 0.0};
+    for (int round = 0; round < 10; ++round) {
+      for (int knob = 0; knob < (per_row ? 3 : 2); ++knob) {
+        double& v = knob == 0 ? l.floor_ns : knob == 1 ? l.bw_fraction : l.row_elem_ns;
         for (const double dir : {-1.0, 1.0}) {
           for (;;) {
             const double keep = v;
-            v = std::max(knob == 0 ? 0.0 : 0.01, keep + dir * step);
+            v = std::max(lowest[knob], keep + dir * step[knob]);
             const double m = mape(l);
             if (m < best - 1e-9) {
               best = m;
@@ -130,18 +139,20 @@ FitReport fit_home_constants(
           }
         }
       }
-      step_floor /= 2;
-      step_frac /= 2;
+      for (double& s : step) s /= 2;
     }
     rep.params.light[static_cast<std::size_t>(k)] = l;
-    rep.text +=
-        fmt::format("  light {:<10} floor {:8.0f} ns  bw_fraction {:.3f}  MAPE {:.2f}% ({} rows)\n",
-                    light_kernel_name(k), l.floor_ns, l.bw_fraction, best, x.size());
+    rep.text += fmt::format(
+        "  light {:<10} floor {:8.0f} ns  bw_fraction {:.3f}  row {:.4f} ns/elem  MAPE {:.2f}% "
+        "({} rows)\n",
+        light_kernel_name(k), l.floor_ns, l.bw_fraction, l.row_elem_ns, best, x.size());
     rep.yaml_fitted.push_back(fmt::format(
-        "light.{}: {{floor_ns: {:.0f}, bw_fraction: {:.4f}, rows: {}, method: coordinate search "
-        "minimising the MAPE of t = (floor^q + (bytes/(fraction*BW))^q)^(1/q), q = knee_q, from: "
-        "\"{}\"}}",
-        light_kernel_name(k), l.floor_ns, l.bw_fraction, x.size(), rows_note(lfiles[k])));
+        "light.{}: {{floor_ns: {:.0f}, bw_fraction: {:.4f}, row_elem_ns: {:.4f}, rows: {}, "
+        "method: coordinate search minimising the MAPE of t = (t_lat^q + "
+        "(bytes/(fraction*BW))^q)^(1/q), t_lat = floor + row_elem_ns * row elements * "
+        "ceil(tokens / (SMs * row_ctas_per_sm)), q = knee_q, from: \"{}\"}}",
+        light_kernel_name(k), l.floor_ns, l.bw_fraction, l.row_elem_ns, x.size(),
+        rows_note(lfiles[k])));
   }
 
   // GEMMs: per row, every (tile, split-K) candidate (fixed by the shape), then the memory
@@ -403,7 +414,9 @@ std::string analytical_section_yaml(const AnalyticalParams& p,
       "    ctas_per_sm 4 and accumulator_budget 32768 (datasheet: 64K 32-bit registers per SM;\n"
       "    a tile's fp32 accumulators may hold half of them, so 256x128 runs 1 CTA per SM, "
       "128x128\n"
-      "    two, 128x64 and smaller four; a 4-warp CTA at <= 128 registers per thread fits 4x).\n";
+      "    two, 128x64 and smaller four; a 4-warp CTA at <= 128 registers per thread fits 4x),\n"
+      "    light.row_ctas_per_sm (CUDA C Programming Guide, compute capabilities: 2048 threads\n"
+      "    per SM on sm80/sm90/sm100 hold two 1024-thread row CTAs, 1536 on sm86/89/120 one).\n";
   const char* lm = p.launch_model == LaunchModel::kGrid         ? "grid"
                    : p.launch_model == LaunchModel::kPersistent ? "persistent"
                                                                 : "cluster";
@@ -423,11 +436,12 @@ std::string analytical_section_yaml(const AnalyticalParams& p,
       "  attention:\n    prefill_efficiency: {:g}\n    decode_bw_fraction: {:g}\n"
       "    floor_ns: {:.0f}\n",
       p.prefill_attn_efficiency, p.decode_attn_bw_fraction, p.attn_floor_ns);
-  s += fmt::format("  light:\n    graph_launch_scale: {:g}\n", p.graph_launch_scale);
+  s += fmt::format("  light:\n    graph_launch_scale: {:g}\n    row_ctas_per_sm: {}\n",
+                   p.graph_launch_scale, p.row_ctas_per_sm);
   for (std::size_t i = 0; i < kNumLightKernels; ++i) {
-    s += fmt::format("    {}: {{floor_ns: {:.0f}, bw_fraction: {:.4f}}}\n",
+    s += fmt::format("    {}: {{floor_ns: {:.0f}, bw_fraction: {:.4f}, row_elem_ns: {:.4f}}}\n",
                      light_kernel_name(static_cast<LightKernel>(i)), p.light[i].floor_ns,
-                     p.light[i].bw_fraction);
+                     p.light[i].bw_fraction, p.light[i].row_elem_ns);
   }
   s += fmt::format(
       "  collectives:\n    nvlink_efficiency: {:.4f}\n    pcie_efficiency: {:.4f}\n"

@@ -8,12 +8,16 @@
 
 namespace servesim {
 
-double light_kernel_ns(const AnalyticalParams::Light& l, double bytes, double bw, double knee_q,
-                       const AnalyticalTerms& terms, double launch_scale) {
-  const double t_bw = bytes / (bw * (terms.light ? l.bw_fraction : 1.0));
+double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, double bw,
+                       double row_slots, double knee_q, const AnalyticalTerms& terms,
+                       double launch_scale) {
+  const double t_bw = w.bytes / (bw * (terms.light ? l.bw_fraction : 1.0));
   if (!terms.launch) return t_bw;
-  const double floor = l.floor_ns * launch_scale;
-  return terms.knee ? knee_ns(floor, t_bw, knee_q) : floor + t_bw;
+  double t_lat = l.floor_ns * launch_scale;
+  if (l.row_elem_ns > 0 && w.row_elems > 0 && w.rows > 0) {
+    t_lat += l.row_elem_ns * w.row_elems * std::ceil(w.rows / row_slots);
+  }
+  return terms.knee ? knee_ns(t_lat, t_bw, knee_q) : t_lat + t_bw;
 }
 
 LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
@@ -65,9 +69,10 @@ double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
   return t;
 }
 
-double LayerPricer::light_ns(LightKernel k, double bytes, bool graph) const {
+double LayerPricer::light_ns(LightKernel k, const LightWork& w, bool graph) const {
   const AnalyticalParams::Light& l = params_.light[static_cast<std::size_t>(k)];
-  return light_kernel_ns(l, bytes, bw_, params_.knee_q, terms_, launch_scale(graph));
+  return light_kernel_ns(l, w, bw_, static_cast<double>(gpu_->sms) * params_.row_ctas_per_sm,
+                         params_.knee_q, terms_, launch_scale(graph));
 }
 
 LightKernel LayerPricer::norm_kernel() const {
@@ -76,12 +81,24 @@ LightKernel LayerPricer::norm_kernel() const {
 LightKernel LayerPricer::act_kernel() const {
   return model_->gated_mlp ? LightKernel::kSiluMul : LightKernel::kGelu;
 }
-double LayerPricer::norm_bytes(double tokens) const { return 4 * tokens * shapes_.hidden; }
-double LayerPricer::act_bytes(double tokens) const {
+// Norms and RoPE run one CTA per token over its row (hidden; q and k heads); SiLU-and-mul too
+// (over the intermediate width). GELU is priced as the elementwise kernel the profiles time.
+LightWork LayerPricer::norm_work(double tokens) const {
+  return {4 * tokens * shapes_.hidden, tokens, shapes_.hidden};
+}
+LightWork LayerPricer::act_work(double tokens) const {
   const double inter = shapes_.experts > 0
                            ? shapes_.inter * std::min(shapes_.experts, shapes_.top_k)
                            : shapes_.inter;
-  return (model_->gated_mlp ? 6 : 4) * tokens * inter;
+  if (!model_->gated_mlp) return {4 * tokens * inter, tokens, 0};
+  return {6 * tokens * inter, tokens, inter};
+}
+LightWork LayerPricer::kv_write_work(double tokens) const {
+  return {2 * tokens * shapes_.kv_width * kv_bytes_, tokens, 2 * shapes_.kv_width};
+}
+LightWork LayerPricer::rope_work(double tokens) const {
+  const double row = (shapes_.q_heads + shapes_.kv_heads) * shapes_.head_dim;
+  return {4 * tokens * row, tokens, row};
 }
 
 double LayerPricer::all_reduce_ns(double bytes) const { return topo_.all_reduce_ns(bytes); }
@@ -97,12 +114,11 @@ LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
     c.gemm += proj_ns(static_cast<ProjOp>(i), tokens, graph);
   const double h = shapes_.hidden;
   const double norms = model_->parallel_block ? 1 : 2;
-  c.light += norms * light_ns(norm_kernel(), norm_bytes(tokens), graph);
-  c.light += light_ns(LightKernel::kRope,
-                      4 * tokens * (shapes_.q_heads + shapes_.kv_heads) * shapes_.head_dim, graph);
-  c.light += light_ns(act_kernel(), act_bytes(tokens), graph);
-  c.light += light_ns(LightKernel::kAdd, 6 * tokens * h, graph);
-  c.light += light_ns(LightKernel::kKvWrite, 2 * tokens * shapes_.kv_width * kv_bytes_, graph);
+  c.light += norms * light_ns(norm_kernel(), norm_work(tokens), graph);
+  c.light += light_ns(LightKernel::kRope, rope_work(tokens), graph);
+  c.light += light_ns(act_kernel(), act_work(tokens), graph);
+  c.light += light_ns(LightKernel::kAdd, {6 * tokens * h, tokens, 0}, graph);
+  c.light += light_ns(LightKernel::kKvWrite, kv_write_work(tokens), graph);
   if (terms_.collectives) c.comm = 2 * all_reduce_ns(tokens * h * 2);
   return c;
 }
@@ -125,13 +141,13 @@ double LayerPricer::attention_ns(const AttentionWork& w, bool graph) const {
 }
 
 double LayerPricer::edge_tokens_ns(double tokens, bool graph) const {
-  return light_ns(LightKernel::kEmbedding, 4 * tokens * shapes_.hidden, graph) +
-         light_ns(norm_kernel(), norm_bytes(tokens), graph);
+  return light_ns(LightKernel::kEmbedding, {4 * tokens * shapes_.hidden, tokens, 0}, graph) +
+         light_ns(norm_kernel(), norm_work(tokens), graph);
 }
 
 double LayerPricer::edge_requests_ns(double requests, bool graph) const {
   return unquantized_gemm({requests, shapes_.hidden, shapes_.vocab, 1}, graph) +
-         light_ns(LightKernel::kSampling, requests * full_vocab_ * 4, graph);
+         light_ns(LightKernel::kSampling, {requests * full_vocab_ * 4, requests, 0}, graph);
 }
 
 double LayerPricer::host_ns(double requests, bool graph) const {
@@ -143,17 +159,17 @@ double LayerPricer::host_ns(double requests, bool graph) const {
 std::array<LayerPricer::LightUse, kNumVidurOps> LayerPricer::vidur_light_uses(double tokens) const {
   std::array<LightUse, kNumVidurOps> u{};
   const double h = shapes_.hidden;
-  auto set = [&u](VidurOp op, LightKernel k, double bytes, double count) {
-    u[static_cast<std::size_t>(op)] = {k, bytes, count};
+  auto set = [&u](VidurOp op, LightKernel k, const LightWork& w, double count) {
+    u[static_cast<std::size_t>(op)] = {k, w, count};
   };
-  set(VidurOp::kEmb, LightKernel::kEmbedding, 4 * tokens * h, 1);
-  set(VidurOp::kInputLayernorm, norm_kernel(), norm_bytes(tokens), 1);
-  set(VidurOp::kAttnRope, LightKernel::kRope,
-      4 * tokens * (shapes_.q_heads + shapes_.kv_heads) * shapes_.head_dim, 1);
-  set(VidurOp::kPostAttentionLayernorm, norm_kernel(), norm_bytes(tokens),
+  set(VidurOp::kEmb, LightKernel::kEmbedding, {4 * tokens * h, tokens, 0}, 1);
+  set(VidurOp::kInputLayernorm, norm_kernel(), norm_work(tokens), 1);
+  set(VidurOp::kAttnRope, LightKernel::kRope, rope_work(tokens), 1);
+  set(VidurOp::kPostAttentionLayernorm, norm_kernel(), norm_work(tokens),
       model_->parallel_block ? 0 : 1);
-  set(VidurOp::kMlpAct, act_kernel(), act_bytes(tokens), 1);
-  set(VidurOp::kAdd, LightKernel::kAdd, 6 * tokens * h, model_->parallel_block ? 2 : 1);
+  set(VidurOp::kMlpAct, act_kernel(), act_work(tokens), 1);
+  set(VidurOp::kAdd, LightKernel::kAdd, {6 * tokens * h, tokens, 0},
+      model_->parallel_block ? 2 : 1);
   return u;
 }
 
@@ -161,7 +177,7 @@ std::array<double, kNumVidurOps> LayerPricer::vidur_ops_ns(double tokens) const 
   std::array<double, kNumVidurOps> t{};
   const auto uses = vidur_light_uses(tokens);
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
-    t[i] = uses[i].count > 0 ? uses[i].count * light_ns(uses[i].kernel, uses[i].bytes, false)
+    t[i] = uses[i].count > 0 ? uses[i].count * light_ns(uses[i].kernel, uses[i].work, false)
                              : std::numeric_limits<double>::quiet_NaN();
   }
   t[static_cast<std::size_t>(VidurOp::kAttnPreProj)] = proj_ns(ProjOp::kQkv, tokens, false);

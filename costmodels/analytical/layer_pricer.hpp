@@ -13,12 +13,23 @@
 
 namespace servesim {
 
-// One light kernel moving `bytes` at `bw` bytes/ns (PHYSICS §4, §9): at few tokens it is
-// latency-bound (≈ one CTA per token row) at its floor, at many it streams at bw_fraction of
-// the bandwidth; the two overlap through the knee (floor^q + t_bw^q)^(1/q). Terms: `light` off
-// prices the stream at full bandwidth, `launch` off drops the floor, `knee` off adds the two.
-double light_kernel_ns(const AnalyticalParams::Light& l, double bytes, double bw, double knee_q,
-                       const AnalyticalTerms& terms, double launch_scale);
+// What one light kernel does: the DRAM bytes it moves and, for a per-token kernel, the rows
+// (tokens) and the elements of each row one CTA walks (0 for elementwise kernels).
+struct LightWork {
+  double bytes = 0;
+  double rows = 0;
+  double row_elems = 0;
+};
+
+// One light kernel at `bw` bytes/ns (PHYSICS §4, §9). At few tokens it is latency-bound: the
+// launch floor plus, for a per-token kernel, the serial walk of one row,
+//   t_lat = floor + row_elem_ns · row_elems · ⌈rows / (row_slots)⌉  (row_slots = SMs · CTAs/SM),
+// at many it streams at bw_fraction of the bandwidth; the two overlap through the knee
+// (t_lat^q + t_bw^q)^(1/q). Terms: `light` off prices the stream at full bandwidth, `launch`
+// off drops the latency, `knee` off adds the two.
+double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, double bw,
+                       double row_slots, double knee_q, const AnalyticalTerms& terms,
+                       double launch_scale);
 
 // Prices the pieces of one replica's engine step with the analytical model (PHYSICS.md): the
 // per-layer token-dependent work (projection GEMMs, light kernels, TP all-reduces), attention,
@@ -45,8 +56,10 @@ class LayerPricer {
 
   // One projection GEMM of a layer for `tokens` (MoE expert GEMMs for gate/up and down).
   double proj_ns(ProjOp op, double tokens, bool graph) const;
-  // One light kernel moving `bytes`.
-  double light_ns(LightKernel k, double bytes, bool graph) const;
+  // One light kernel doing `w`.
+  double light_ns(LightKernel k, const LightWork& w, bool graph) const;
+  // The KV-cache write of `tokens` new tokens (one CTA per token over its K and V rows).
+  LightWork kv_write_work(double tokens) const;
   LayerCost layer_ns(double tokens, bool graph) const;
   double attention_ns(const AttentionWork& w, bool graph) const;
   // Embedding lookup + final norm for `tokens` tokens.
@@ -60,11 +73,11 @@ class LayerPricer {
   // The operations of one layer as Vidur's mlp.csv times them (eager), ns; NaN where the model
   // has no such kernel.
   std::array<double, kNumVidurOps> vidur_ops_ns(double tokens) const;
-  // The light kernel behind a Vidur op: `count` launches each moving `bytes` (count 0: not a
+  // The light kernel behind a Vidur op: `count` launches each doing `work` (count 0: not a
   // light op, or absent in this model).
   struct LightUse {
     LightKernel kernel = LightKernel::kAdd;
-    double bytes = 0;
+    LightWork work;
     double count = 0;
   };
   std::array<LightUse, kNumVidurOps> vidur_light_uses(double tokens) const;
@@ -77,8 +90,9 @@ class LayerPricer {
   double unquantized_gemm(const GemmShape& g, bool graph) const;
   LightKernel norm_kernel() const;
   LightKernel act_kernel() const;
-  double norm_bytes(double tokens) const;
-  double act_bytes(double tokens) const;
+  LightWork norm_work(double tokens) const;
+  LightWork act_work(double tokens) const;
+  LightWork rope_work(double tokens) const;
 
   const GpuSpec* gpu_;
   const ModelSpec* model_;

@@ -37,7 +37,6 @@ struct RfCostModel::Prepared {
   std::optional<SpecScaler> scaler;   // rf_scaled only
   double layers = 1;
   double hidden = 0;
-  double kv_write_bytes_per_token = 0;
   struct Row {
     double gemm = 0;
     double light = 0;
@@ -67,7 +66,7 @@ struct RfCostModel::Prepared {
     }
     const double norm = t.op_ms(VidurOp::kInputLayernorm, tokens);
     if (std::isfinite(norm)) r.edge += norm * 1e6 * ratio[idx(VidurOp::kInputLayernorm)];
-    r.light += pricer->light_ns(LightKernel::kKvWrite, tokens * kv_write_bytes_per_token, false);
+    r.light += pricer->light_ns(LightKernel::kKvWrite, pricer->kv_write_work(tokens), false);
     if (loaded.tables.tp > 1) {
       const double bytes = tokens * hidden * 2;
       const double one = t.all_reduce.empty() ? pricer->all_reduce_ns(bytes)
@@ -169,7 +168,6 @@ std::unique_ptr<RfCostModel::Prepared> RfCostModel::build(const ReplicaSpec& r) 
   p->layers = r.model->num_layers;  // a step passes every pipeline stage
   const LayerShapes& s = p->pricer->shapes();
   p->hidden = s.hidden;
-  p->kv_write_bytes_per_token = 2 * s.kv_width * r.kv_dtype_bytes;
   p->table.resize(static_cast<std::size_t>(options_.table_max_tokens) + 1);
   for (std::size_t i = 1; i < p->table.size(); ++i) p->table[i] = p->row(static_cast<double>(i));
   // Forests of noisy profiles are not monotone in tokens; the engine's contract is that a bigger

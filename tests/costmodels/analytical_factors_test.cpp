@@ -4,6 +4,7 @@
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/analytical/collective_model.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
+#include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/attention_work.hpp"
 #include "sim/input_error.hpp"
 #include "tests/costmodels/test_specs.hpp"
@@ -239,6 +240,57 @@ TEST_CASE("a partial last round of co-resident CTAs costs what its busiest SM ca
   CHECK(grid_rounds(50, 100, 2, p).sm_units == 2);
 }
 
+TEST_CASE("a per-token light kernel adds its serial row walk, once per wave of resident rows",
+          "[costmodels][analytical]") {
+  const AnalyticalParams::Light l{1000, 0.5, 0.5};
+  const AnalyticalTerms on;
+  // 300 rows on 216 row slots: two waves of a 2048-element row at 0.5 ns per element.
+  const double t_lat = 1000 + 0.5 * 2048 * 2;
+  const double t_bw = 1000 / (2 * 0.5);
+  CHECK(light_kernel_ns(l, {1000, 300, 2048}, 2, 216, 3, on, 1.0) ==
+        Approx(std::cbrt(t_lat * t_lat * t_lat + t_bw * t_bw * t_bw)));
+  // 216 rows fit one wave.
+  CHECK(light_kernel_ns(l, {1000, 216, 2048}, 2, 216, 3, on, 1.0) ==
+        Approx(std::cbrt(std::pow(1000 + 1024.0, 3) + std::pow(t_bw, 3))));
+  // An elementwise kernel (no row) is the floor against the stream; a CUDA graph scales only
+  // the launch floor, not the row walk.
+  CHECK(light_kernel_ns(l, {1000, 300, 0}, 2, 216, 3, on, 1.0) ==
+        Approx(std::cbrt(1e9 + std::pow(t_bw, 3))));
+  CHECK(light_kernel_ns(l, {1000, 1, 2048}, 2, 216, 3, on, 0.5) ==
+        Approx(std::cbrt(std::pow(500 + 1024.0, 3) + std::pow(t_bw, 3))));
+  // Without the launch term the kernel only streams.
+  AnalyticalTerms no_launch;
+  no_launch.launch = false;
+  CHECK(light_kernel_ns(l, {1000, 300, 2048}, 2, 216, 3, no_launch, 1.0) == Approx(t_bw));
+}
+
+TEST_CASE("RMSNorm, RoPE and SiLU-and-mul walk their row, so wider rows cost more at decode",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::a100_like();
+  AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  for (LightKernel k : {LightKernel::kRmsNorm, LightKernel::kRope, LightKernel::kSiluMul}) {
+    p.light[static_cast<std::size_t>(k)].row_elem_ns = 0.5;
+  }
+  const ModelSpec m = testing::llama2_7b_like();
+  auto act_ns = [&](int tp) {
+    const LayerPricer pr(testing::replica_of(gpu, m, tp), p, AnalyticalTerms{});
+    const auto uses = pr.vidur_light_uses(1);
+    const auto& act = uses[static_cast<std::size_t>(VidurOp::kMlpAct)];
+    CHECK(act.work.row_elems == Approx(11008.0 / tp));
+    CHECK(uses[static_cast<std::size_t>(VidurOp::kInputLayernorm)].work.row_elems == 4096);
+    CHECK(uses[static_cast<std::size_t>(VidurOp::kAttnRope)].work.row_elems ==
+          (32 + 32) / tp * 128);
+    CHECK(uses[static_cast<std::size_t>(VidurOp::kAdd)].work.row_elems == 0);
+    return pr.vidur_ops_ns(1)[static_cast<std::size_t>(VidurOp::kMlpAct)];
+  };
+  // One token: the floor plus 0.5 ns per element of the TP shard's intermediate row.
+  CHECK(act_ns(1) ==
+        Approx(p.light[static_cast<std::size_t>(LightKernel::kSiluMul)].floor_ns + 0.5 * 11008)
+            .epsilon(1e-3));
+  CHECK(act_ns(1) > act_ns(2));
+  CHECK(act_ns(2) > act_ns(8));
+}
+
 TEST_CASE("a hardware file must give every analytical constant: no built-in default stands in",
           "[costmodels][analytical]") {
   const std::string complete = testing::test_constants().dump();
@@ -250,7 +302,7 @@ TEST_CASE("a hardware file must give every analytical constant: no built-in defa
   CHECK_NOTHROW(AnalyticalParams::for_gpu(gpu_with(complete)));
   // Dropping any one constant (or a whole section) names what is missing.
   for (const char* key : {"wave_ns", "eta_max", "decode_bw_fraction", "hop_latency_ns",
-                          "graph_launch_scale", "graph_floor_ns"}) {
+                          "graph_launch_scale", "row_ctas_per_sm", "graph_floor_ns"}) {
     INFO(key);
     ConfigNode n = ConfigNode::parse(complete, "gpu.yaml");
     YAML::Node root = YAML::Clone(n.yaml());

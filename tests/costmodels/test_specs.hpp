@@ -19,15 +19,16 @@ analytical:
   attention: {prefill_efficiency: 0.6, decode_bw_fraction: 0.7, floor_ns: 8000}
   light:
     graph_launch_scale: 0.5
-    rmsnorm: {floor_ns: 4800, bw_fraction: 0.35}
-    layernorm: {floor_ns: 7400, bw_fraction: 0.48}
-    rope: {floor_ns: 3900, bw_fraction: 0.42}
-    silu_mul: {floor_ns: 4000, bw_fraction: 0.48}
-    gelu: {floor_ns: 2000, bw_fraction: 0.64}
-    add: {floor_ns: 2000, bw_fraction: 0.89}
-    kv_write: {floor_ns: 7700, bw_fraction: 0.22}
-    embedding: {floor_ns: 5000, bw_fraction: 0.15}
-    sampling: {floor_ns: 20000, bw_fraction: 0.5}
+    row_ctas_per_sm: 2
+    rmsnorm: {floor_ns: 4800, bw_fraction: 0.35, row_elem_ns: 0}
+    layernorm: {floor_ns: 7400, bw_fraction: 0.48, row_elem_ns: 0}
+    rope: {floor_ns: 3900, bw_fraction: 0.42, row_elem_ns: 0}
+    silu_mul: {floor_ns: 4000, bw_fraction: 0.48, row_elem_ns: 0}
+    gelu: {floor_ns: 2000, bw_fraction: 0.64, row_elem_ns: 0}
+    add: {floor_ns: 2000, bw_fraction: 0.89, row_elem_ns: 0}
+    kv_write: {floor_ns: 7700, bw_fraction: 0.22, row_elem_ns: 0}
+    embedding: {floor_ns: 5000, bw_fraction: 0.15, row_elem_ns: 0}
+    sampling: {floor_ns: 20000, bw_fraction: 0.5, row_elem_ns: 0}
   collectives: {nvlink_efficiency: 0.55, pcie_efficiency: 0.72, hop_latency_ns: 4100}
 host: {eager_floor_ns: 2000000, graph_floor_ns: 500000, slope_ns: 0}
 )",
