@@ -1,5 +1,7 @@
 #include "sim/gpu_spec.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace servesim {
@@ -10,20 +12,19 @@ double ModelSpec::num_params() const {
   const double kv_width = static_cast<double>(num_kv_heads) * head_dim;
   const double attention = h * q_width + 2.0 * h * kv_width + q_width * h;
   const double matrices = gated_mlp ? 3.0 : 2.0;
-  const double dense_mlp = matrices * h * intermediate_size;
-  double mlp_total = 0;
-  if (is_moe()) {
-    const int interval = moe_layer_interval > 0 ? moe_layer_interval : 1;
-    const int moe_layers = num_layers / interval;
-    const int dense_layers = num_layers - moe_layers;
-    const double moe_mlp =
-        num_experts * dense_mlp + h * num_experts + matrices * h * shared_expert_intermediate;
-    mlp_total = moe_layers * moe_mlp + dense_layers * dense_mlp;
-  } else {
-    mlp_total = num_layers * dense_mlp;
-  }
+  const double expert_mlp = matrices * h * intermediate_size;
+  const double dense_mlp = matrices * h * dense_mlp_width();
+  const int moe = moe_layers();
+  const double moe_mlp =
+      num_experts * expert_mlp + h * num_experts + matrices * h * shared_expert_intermediate;
+  const double mlp_total = moe * moe_mlp + (num_layers - moe) * dense_mlp;
   const double embeddings = static_cast<double>(vocab_size) * h * (tie_word_embeddings ? 1 : 2);
   return num_layers * attention + mlp_total + embeddings;
+}
+
+int ModelSpec::moe_layers() const {
+  if (!is_moe()) return 0;
+  return num_layers / std::max(1, moe_layer_interval);
 }
 
 std::string ModelSpec::tp_problem(int tp) const {

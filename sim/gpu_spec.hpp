@@ -50,12 +50,22 @@ struct ModelSpec {
   int experts_per_token = 0;
   int shared_expert_intermediate = 0;  // Llama-4-style shared expert, 0 when none
   int moe_layer_interval = 1;          // every n-th layer is MoE (Llama-4 Maverick style); 1 = all
+  // MLP width of the dense layers between MoE layers (HF intermediate_size_mlp); 0: the same as
+  // intermediate_size. Only meaningful with moe_layer_interval > 1.
+  int dense_intermediate_size = 0;
   int kv_lora_rank = 0;      // MLA (DeepSeek-V2): compressed KV width; 0 for standard attention
   int qk_rope_head_dim = 0;  // MLA decoupled rope part stored with the latent
   bool tie_word_embeddings = false;
   ConfigNode file;
 
   bool is_moe() const { return num_experts > 0; }
+  // Layers with routed experts: every moe_layer_interval-th layer (HF interleave_moe_layer_step:
+  // layers s−1, 2s−1, …), all of them when the interval is 1; 0 for a dense model.
+  int moe_layers() const;
+  // MLP width of a dense layer.
+  int dense_mlp_width() const {
+    return dense_intermediate_size > 0 ? dense_intermediate_size : intermediate_size;
+  }
   // Parameter count of the weights (embeddings and LM head included).
   double num_params() const;
   // KV-cache bytes stored per token per layer on one GPU (both K and V), before TP split.

@@ -66,6 +66,11 @@ double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
     t += op == ProjOp::kGateUp ? gemm({tokens, shapes_.hidden, up, 1}, graph)
                                : gemm({tokens, shapes_.shared_inter, shapes_.hidden, 1}, graph);
   }
+  if (shapes_.interleaved() && (op == ProjOp::kGateUp || op == ProjOp::kDown)) {
+    // The mean layer: moe_fraction of them route to experts, the rest run a dense MLP.
+    const double f = shapes_.moe_fraction;
+    t = f * t + (1 - f) * gemm(shapes_.dense_mlp_gemm(op, tokens), graph);
+  }
   return t;
 }
 
@@ -87,12 +92,21 @@ LightWork LayerPricer::norm_work(double tokens) const {
   return {4 * tokens * shapes_.hidden, tokens, shapes_.hidden};
 }
 LightWork LayerPricer::act_work(double tokens) const {
-  const double inter = shapes_.experts > 0
-                           ? shapes_.inter * std::min(shapes_.experts, shapes_.top_k)
-                           : shapes_.inter;
+  return act_work(tokens, shapes_.experts > 0
+                              ? shapes_.inter * std::min(shapes_.experts, shapes_.top_k)
+                              : shapes_.inter);
+}
+LightWork LayerPricer::act_work(double tokens, double inter) const {
   if (!model_->gated_mlp) return {4 * tokens * inter, tokens, 0};
   return {6 * tokens * inter, tokens, inter};
 }
+double LayerPricer::act_ns(double tokens, bool graph) const {
+  const double t = light_ns(act_kernel(), act_work(tokens), graph);
+  if (!shapes_.interleaved()) return t;
+  const double f = shapes_.moe_fraction;
+  return f * t + (1 - f) * light_ns(act_kernel(), act_work(tokens, shapes_.dense_inter), graph);
+}
+
 LightWork LayerPricer::kv_write_work(double tokens) const {
   return {2 * tokens * shapes_.kv_width * kv_bytes_, tokens, 2 * shapes_.kv_width};
 }
@@ -116,7 +130,7 @@ LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
   const double norms = model_->parallel_block ? 1 : 2;
   c.light += norms * light_ns(norm_kernel(), norm_work(tokens), graph);
   c.light += light_ns(LightKernel::kRope, rope_work(tokens), graph);
-  c.light += light_ns(act_kernel(), act_work(tokens), graph);
+  c.light += act_ns(tokens, graph);
   c.light += light_ns(LightKernel::kAdd, {6 * tokens * h, tokens, 0}, graph);
   c.light += light_ns(LightKernel::kKvWrite, kv_write_work(tokens), graph);
   if (terms_.collectives) c.comm = 2 * all_reduce_ns(tokens * h * 2);

@@ -54,8 +54,11 @@ class LayerPricer {
   const LayerShapes& shapes() const { return shapes_; }
   double f_clk() const { return f_clk_; }
 
-  // One projection GEMM of a layer for `tokens` (MoE expert GEMMs for gate/up and down).
+  // One projection GEMM of the mean layer for `tokens` (MoE expert GEMMs for gate/up and down;
+  // for an interleaved MoE model the layer-weighted mix of expert and dense MLP GEMMs).
   double proj_ns(ProjOp op, double tokens, bool graph) const;
+  // The activation of the mean layer (MoE and dense layers mixed for an interleaved model).
+  double act_ns(double tokens, bool graph) const;
   // One light kernel doing `w`.
   double light_ns(LightKernel k, const LightWork& w, bool graph) const;
   // The KV-cache write of `tokens` new tokens (one CTA per token over its K and V rows).
@@ -92,6 +95,7 @@ class LayerPricer {
   LightKernel act_kernel() const;
   LightWork norm_work(double tokens) const;
   LightWork act_work(double tokens) const;
+  LightWork act_work(double tokens, double inter) const;  // over an MLP row of `inter`
   LightWork rope_work(double tokens) const;
 
   const GpuSpec* gpu_;

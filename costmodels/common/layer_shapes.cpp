@@ -26,6 +26,9 @@ LayerShapes LayerShapes::make(const ModelSpec& model, int tp) {
   s.up_width = model.gated_mlp ? 2 * s.inter : s.inter;
   s.experts = model.num_experts;
   s.top_k = model.experts_per_token;
+  s.moe_fraction =
+      model.is_moe() ? static_cast<double>(model.moe_layers()) / model.num_layers : 0.0;
+  s.dense_inter = shard(model.dense_mlp_width(), tp);
   s.shared_inter =
       model.shared_expert_intermediate > 0 ? shard(model.shared_expert_intermediate, tp) : 0.0;
   s.vocab = shard(model.vocab_size, tp);
@@ -45,6 +48,13 @@ GemmShape LayerShapes::gemm(ProjOp op, double tokens) const {
       break;
   }
   return {tokens, inter, hidden, 1};
+}
+
+GemmShape LayerShapes::dense_mlp_gemm(ProjOp op, double tokens) const {
+  const double gated_up = up_width / inter;  // 2 for a gated MLP, 1 otherwise
+  if (op == ProjOp::kGateUp) return {tokens, hidden, gated_up * dense_inter, 1};
+  if (op == ProjOp::kDown) return {tokens, dense_inter, hidden, 1};
+  return gemm(op, tokens);
 }
 
 GemmShape LayerShapes::expert_gemm(ProjOp op, double tokens) const {

@@ -40,6 +40,10 @@ struct LayerShapes {
   double up_width = 0;    // 2·inter when gated
   double experts = 0;     // 0 for dense
   double top_k = 0;
+  // Interleaved MoE (Llama-4 Maverick): the share of layers with routed experts (1 when every
+  // layer has them, 0 for a dense model) and the per-GPU MLP width of the other, dense layers.
+  double moe_fraction = 0;
+  double dense_inter = 0;
   double shared_inter = 0;  // per GPU
   double vocab = 0;         // per GPU (vocab-parallel embedding / LM head)
 
@@ -48,6 +52,10 @@ struct LayerShapes {
   GemmShape gemm(ProjOp op, double tokens) const;
   // MoE: tokens routed to each active expert and the number of active experts.
   GemmShape expert_gemm(ProjOp op, double tokens) const;
+  // The gate/up or down GEMM of a dense layer of an interleaved MoE model (width dense_inter).
+  GemmShape dense_mlp_gemm(ProjOp op, double tokens) const;
+  // Whether some layers are MoE and others dense.
+  bool interleaved() const { return experts > 0 && moe_fraction < 1; }
 };
 
 }  // namespace servesim

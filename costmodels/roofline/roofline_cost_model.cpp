@@ -51,14 +51,23 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
   const double tokens = static_cast<double>(batch.total_tokens());
 
   double gemm = 0;
+  double mlp = 0;  // the MoE layers' MLP (every layer's for a model that is not interleaved)
   for (std::size_t i = 0; i < kNumProjOps; ++i) {
-    gemm += gemm_ns(s.expert_gemm(static_cast<ProjOp>(i), tokens), wbytes, pk);
+    const auto op = static_cast<ProjOp>(i);
+    (op == ProjOp::kGateUp || op == ProjOp::kDown ? mlp : gemm) +=
+        gemm_ns(s.expert_gemm(op, tokens), wbytes, pk);
   }
   if (s.shared_inter > 0) {
     const double up = model.gated_mlp ? 2 * s.shared_inter : s.shared_inter;
-    gemm += gemm_ns({tokens, s.hidden, up, 1}, wbytes, pk);
-    gemm += gemm_ns({tokens, s.shared_inter, s.hidden, 1}, wbytes, pk);
+    mlp += gemm_ns({tokens, s.hidden, up, 1}, wbytes, pk);
+    mlp += gemm_ns({tokens, s.shared_inter, s.hidden, 1}, wbytes, pk);
   }
+  if (s.interleaved()) {
+    const double dense = gemm_ns(s.dense_mlp_gemm(ProjOp::kGateUp, tokens), wbytes, pk) +
+                         gemm_ns(s.dense_mlp_gemm(ProjOp::kDown, tokens), wbytes, pk);
+    mlp = s.moe_fraction * mlp + (1 - s.moe_fraction) * dense;
+  }
+  gemm += mlp;
   const AttentionWork a = AttentionWork::of(batch, s, replica.kv_dtype_bytes);
   const double attn =
       roof(a.prefill_flops, a.prefill_bytes, pk) + roof(a.decode_flops, a.decode_bytes, pk);

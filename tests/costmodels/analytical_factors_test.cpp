@@ -6,6 +6,7 @@
 #include "costmodels/analytical/gemm_model.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/attention_work.hpp"
+#include "costmodels/roofline/roofline_cost_model.hpp"
 #include "sim/input_error.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
@@ -389,4 +390,46 @@ TEST_CASE("an MLA model caches and reads one latent per token, not K and V of ev
   }
   const LayerShapes dense = LayerShapes::make(testing::llama2_7b_like(), 1);
   CHECK(dense.kv_width == 2 * 32 * 128);
+}
+
+TEST_CASE("an interleaved MoE model prices the mean of its expert and dense layers",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::a100_like();
+  ModelSpec moe = testing::llama2_7b_like();
+  moe.num_experts = 16;
+  moe.experts_per_token = 1;
+  moe.intermediate_size = 2048;
+  moe.shared_expert_intermediate = 2048;
+  ModelSpec all_moe = moe;  // every layer routed
+  ModelSpec dense = moe;    // every layer dense, 8192 wide
+  dense.num_experts = 0;
+  dense.experts_per_token = 0;
+  dense.shared_expert_intermediate = 0;
+  dense.intermediate_size = 8192;
+  moe.moe_layer_interval = 2;  // Llama-4 Maverick style: every second layer MoE
+  moe.dense_intermediate_size = 8192;
+  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  const LayerPricer mixed(testing::replica_of(gpu, moe, 1), p, AnalyticalTerms{});
+  const LayerPricer routed(testing::replica_of(gpu, all_moe, 1), p, AnalyticalTerms{});
+  const LayerPricer plain(testing::replica_of(gpu, dense, 1), p, AnalyticalTerms{});
+  for (double tokens : {1.0, 64.0, 2048.0}) {
+    INFO(tokens);
+    for (ProjOp op : {ProjOp::kGateUp, ProjOp::kDown}) {
+      CHECK(mixed.proj_ns(op, tokens, false) == Approx(0.5 * routed.proj_ns(op, tokens, false) +
+                                                       0.5 * plain.proj_ns(op, tokens, false)));
+    }
+    CHECK(mixed.proj_ns(ProjOp::kQkv, tokens, false) ==
+          routed.proj_ns(ProjOp::kQkv, tokens, false));
+    CHECK(mixed.act_ns(tokens, false) ==
+          Approx(0.5 * routed.act_ns(tokens, false) + 0.5 * plain.act_ns(tokens, false)));
+  }
+  // The roofline model mixes the same way.
+  const RooflineCostModel roof(RooflineCostModel::parse(ConfigNode::parse("kind: roofline", "r")));
+  BatchShape b;
+  b.prefills.push_back({2048, 0});
+  auto gemm = [&](const ModelSpec& m) {
+    return roof.step(b, testing::replica_of(gpu, m, 1))[CostComponent::kGemm];
+  };
+  CHECK(gemm(moe) == Approx(0.5 * gemm(all_moe) + 0.5 * gemm(dense)).epsilon(1e-9));
+  CHECK(gemm(moe) != Approx(gemm(all_moe)));
 }

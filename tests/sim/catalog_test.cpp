@@ -84,3 +84,35 @@ TEST_CASE("A model file with zero KV heads or head size is rejected, not divided
   CHECK_THROWS_WITH(Catalog::load_model(ConfigNode::parse(base + "head_dim: 0\n", "m.yaml")),
                     Contains("head_dim: expected a positive integer"));
 }
+
+TEST_CASE("An interleaved MoE model counts expert and dense layers apart and is checked",
+          "[catalog]") {
+  // Four layers, every second one MoE (layers 1 and 3): 4 experts of 32, dense layers 96 wide.
+  const std::string base =
+      "name: t/moe\nnum_layers: 4\nhidden_size: 16\nnum_heads: 2\nintermediate_size: 32\n"
+      "vocab_size: 10\nmax_position_embeddings: 256\nnum_experts: 4\nexperts_per_token: 1\n";
+  const ModelSpec m = Catalog::load_model(
+      ConfigNode::parse(base + "moe_layer_interval: 2\ndense_intermediate_size: 96\n", "m.yaml"));
+  CHECK(m.moe_layers() == 2);
+  CHECK(m.dense_mlp_width() == 96);
+  const double attention = 4.0 * 16 * 16;             // q, k, v, o of 16×16 (head_dim 8, 2 heads)
+  const double moe_mlp = 4 * 3.0 * 16 * 32 + 16 * 4;  // experts + router
+  const double dense_mlp = 3.0 * 16 * 96;
+  CHECK(m.num_params() == Approx(4 * attention + 2 * moe_mlp + 2 * dense_mlp + 2 * 10 * 16));
+  // Every layer MoE: the interval is 1 and there is no dense width.
+  CHECK(Catalog::load_model(ConfigNode::parse(base, "m.yaml")).moe_layers() == 4);
+  CHECK_THROWS_WITH(
+      Catalog::load_model(ConfigNode::parse(base + "dense_intermediate_size: 96\n", "m.yaml")),
+      Contains("m.yaml:10:") && Contains("needs moe_layer_interval > 1"));
+  CHECK_THROWS_WITH(
+      Catalog::load_model(ConfigNode::parse(base + "moe_layer_interval: 0\n", "m.yaml")),
+      Contains("m.yaml:10:") && Contains("moe_layer_interval: expected an integer ≥ 1"));
+  CHECK_THROWS_WITH(
+      Catalog::load_model(ConfigNode::parse(base + "moe_layer_interval: 5\n", "m.yaml")),
+      Contains("at most num_layers = 4"));
+  const std::string dense =
+      "name: t/d\nnum_layers: 4\nhidden_size: 16\nnum_heads: 2\nintermediate_size: 32\n"
+      "vocab_size: 10\nmax_position_embeddings: 256\nmoe_layer_interval: 2\n";
+  CHECK_THROWS_WITH(Catalog::load_model(ConfigNode::parse(dense, "m.yaml")),
+                    Contains("m.yaml:8:") && Contains("give num_experts"));
+}
