@@ -27,6 +27,12 @@ int ModelSpec::moe_layers() const {
   return num_layers / std::max(1, moe_layer_interval);
 }
 
+double ModelSpec::unquantized_params() const {
+  const double h = hidden_size;
+  return static_cast<double>(vocab_size) * h * (tie_word_embeddings ? 1 : 2) +
+         moe_layers() * h * num_experts;
+}
+
 std::string ModelSpec::tp_problem(int tp) const {
   if (tp >= 1 && num_heads % tp == 0) return "";
   return fmt::format("{} does not divide the {} attention heads of {}", tp, num_heads, name);

@@ -68,6 +68,9 @@ struct ModelSpec {
   }
   // Parameter count of the weights (embeddings and LM head included).
   double num_params() const;
+  // The parameters FP8 checkpoints keep in bf16: embeddings, LM head and MoE routers (the usual
+  // recipes, e.g. llm-compressor's FP8-dynamic, quantize the linear layers of the blocks only).
+  double unquantized_params() const;
   // KV-cache bytes stored per token per layer on one GPU (both K and V), before TP split.
   double kv_bytes_per_token_per_layer(double dtype_bytes) const;
   // Why tensor parallelism `tp` cannot shard this model ("" when it can): every rank needs whole

@@ -18,7 +18,10 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
   const double gpus = tp * replica.pp;
   MemoryPlan plan;
   plan.gpu_bytes = replica.gpu->memory_gb * kGiB;
-  plan.weight_bytes = m.num_params() * replica.weight_bytes_per_param() / gpus;
+  // FP8 checkpoints leave embeddings, LM head and routers in bf16 (as the cost models price them).
+  const double bf16_params = replica.weight_bytes_per_param() < 2 ? m.unquantized_params() : 0.0;
+  plan.weight_bytes =
+      ((m.num_params() - bf16_params) * replica.weight_bytes_per_param() + bf16_params * 2) / gpus;
   const double act_dtype = 2.0;
   const double tokens = max_num_batched_tokens;
   const double mlp_width = (m.gated_mlp ? 3.0 : 2.0) * m.intermediate_size / tp;

@@ -55,3 +55,20 @@ TEST_CASE("A model that does not fit yields no blocks", "[memory]") {
   r.model = &cat.model("meta-llama/Llama-2-70b-hf", here);
   CHECK(plan_kv_memory(r, 0.9, 16, 2048, 128).num_blocks <= 0);
 }
+
+TEST_CASE("FP8 weights halve the blocks' linear layers but not embeddings, LM head or routers",
+          "[memory]") {
+  Catalog cat(Catalog::default_dirs());
+  const ConfigNode here = ConfigNode::parse("x: 1", "test");
+  ReplicaSpec r;
+  r.gpu = &cat.gpu("h100-sxm", here);
+  r.model = &cat.model("meta-llama/Llama-4-Scout-17B-16E-Instruct", here);
+  r.tp = 2;
+  const double bf16 = plan_kv_memory(r, 0.9, 16, 2048, 128).weight_bytes;
+  r.weights = Precision::kFp8;
+  const double fp8 = plan_kv_memory(r, 0.9, 16, 2048, 128).weight_bytes;
+  // 202048 × 5120 embedding + the same LM head, 48 routers of 5120 × 16, at 2 bytes.
+  const double kept = 2.0 * 202048 * 5120 + 48.0 * 5120 * 16;
+  CHECK(r.model->unquantized_params() == Approx(kept));
+  CHECK(fp8 == Approx((bf16 + kept * 2 / 2) / 2));
+}
