@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <Eigen/Dense>
@@ -454,24 +455,54 @@ std::string analytical_section_yaml(const AnalyticalParams& p,
   return s;
 }
 
-void write_fitted_section(const std::string& path, const FitReport& report) {
+void write_fitted_section(const std::string& path, const FitReport& report,
+                          const std::string& template_yaml) {
   std::vector<std::string> lines;
   {
     std::ifstream in(path);
+    std::istringstream from_template(in ? std::string() : template_yaml);
+    std::istream& src = in ? static_cast<std::istream&>(in) : from_template;
     std::string line;
-    while (std::getline(in, line)) lines.push_back(line);
+    while (std::getline(src, line)) lines.push_back(line);
   }
+  // The key of a `fitted:` record ("light.rmsnorm", "gemm", "collectives", …).
+  auto record_key = [](const std::string& l) {
+    const std::size_t start = l.find_first_not_of(' ');
+    const std::size_t colon = l.find(':', start);
+    return start == std::string::npos || colon == std::string::npos
+               ? std::string()
+               : l.substr(start, colon - start);
+  };
+  std::set<std::string> refitted;
+  for (const std::string& f : report.yaml_fitted) refitted.insert(record_key(f));
   std::vector<std::string> out;
+  std::vector<std::string> kept;  // earlier records of constants not refitted now
   bool skipping = false;
+  bool in_fitted = false;
   for (const std::string& l : lines) {
     const bool top = !l.empty() && l[0] != ' ' && l[0] != '#';
     if (top) skipping = l.rfind("analytical:", 0) == 0;
-    if (!skipping) out.push_back(l);
+    if (!skipping) {
+      out.push_back(l);
+      continue;
+    }
+    if (l.rfind("  fitted:", 0) == 0) {
+      in_fitted = true;
+    } else if (in_fitted && l.rfind("    ", 0) == 0) {
+      // One record per line ("    key: {…}", as this tool writes them); deeper lines of a
+      // record in block style are not carried.
+      const bool record = l.size() > 4 && l[4] != ' ' && l.find('{') != std::string::npos;
+      if (record && !refitted.count(record_key(l))) kept.push_back(l.substr(4));
+    } else if (!l.empty()) {
+      in_fitted = false;
+    }
   }
+  std::vector<std::string> fitted = report.yaml_fitted;
+  fitted.insert(fitted.end(), kept.begin(), kept.end());
   std::ofstream o(path);
   if (!o) throw InputError("--write: cannot write '" + path + "'");
   for (const std::string& l : out) o << l << "\n";
-  o << analytical_section_yaml(report.params, report.yaml_fitted);
+  o << analytical_section_yaml(report.params, fitted);
 }
 
 }  // namespace servesim

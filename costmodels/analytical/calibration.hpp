@@ -49,8 +49,12 @@ NetworkValidation validate_network(const std::string& network_dir, const GpuSpec
                                    const AnalyticalParams& params);
 
 // Replaces (or appends) the top-level `analytical:` section of a YAML file with the report's
-// constants, keeping every other line of the file as it was.
-void write_fitted_section(const std::string& path, const FitReport& report);
+// constants, keeping every other line of the file as it was, and the `fitted:` records of
+// constants this report did not refit (e.g. the collectives of a fit without --network). A file
+// that does not exist yet starts from `template_yaml` (the GPU's own hardware file), so it is a
+// complete hardware file.
+void write_fitted_section(const std::string& path, const FitReport& report,
+                          const std::string& template_yaml);
 // The `analytical:` section text for `params` (with the fitted record).
 std::string analytical_section_yaml(const AnalyticalParams& params,
                                     const std::vector<std::string>& fitted);

@@ -240,7 +240,7 @@ std::string run_fit(const CostmodelArgs& a) {
   }
   FitReport report = fit_home_constants(data, models, c.gpu, c.params);
   if (!a.network.empty()) report.merge(fit_network_constants(a.network, c.gpu, report.params));
-  if (!a.write_file.empty()) write_fitted_section(a.write_file, report);
+  if (!a.write_file.empty()) write_fitted_section(a.write_file, report, c.gpu.file.dump());
   return report.text;
 }
 

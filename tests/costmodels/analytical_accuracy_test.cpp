@@ -96,6 +96,15 @@ TEST_CASE("costmodel fit on the A100 profile reproduces the shipped A100 constan
     const auto i = static_cast<std::size_t>(k);
     CHECK(fit.params.light[i].floor_ns == Approx(shipped.light[i].floor_ns).margin(2));
     CHECK(fit.params.light[i].bw_fraction == Approx(shipped.light[i].bw_fraction).margin(1e-3));
+    CHECK(fit.params.light[i].row_elem_ns == Approx(shipped.light[i].row_elem_ns).margin(1e-3));
+  }
+  // The per-token kernels walk their row: the A100 rows need the row latency; elementwise
+  // kernels have no row to walk.
+  for (LightKernel k : {LightKernel::kRmsNorm, LightKernel::kRope, LightKernel::kSiluMul}) {
+    CHECK(fit.params.light[static_cast<std::size_t>(k)].row_elem_ns > 0.1);
+  }
+  for (LightKernel k : {LightKernel::kGelu, LightKernel::kAdd, LightKernel::kEmbedding}) {
+    CHECK(fit.params.light[static_cast<std::size_t>(k)].row_elem_ns == 0);
   }
 }
 
