@@ -70,13 +70,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   predict
       ->add_option("--graph-mode", args.graph_mode,
-                   "decode_only (default; vLLM V0) or piecewise (vLLM V1: steps with prefill "
-                   "in piecewise graphs)")
+                   "decode_only (vLLM V0) or piecewise (vLLM V1: steps with prefill in piecewise "
+                   "graphs); default: the --cost-model engine's, else decode_only")
       ->check(CLI::IsMember({"decode_only", "piecewise"}));
   predict
       ->add_option("--graph-max-tokens", args.graph_max_tokens,
-                   "steps with more tokens run eager (vLLM V1: min(2 max_num_seqs, 512))")
+                   "steps with more tokens run eager (0: no limit; default with piecewise "
+                   "graphs: vLLM V1's min(2 max_num_seqs, 512))")
       ->check(CLI::Range(0, 2147483647));
+  predict
+      ->add_option("--max-num-seqs", args.max_num_seqs,
+                   "the engine's max_num_seqs, for the default capture size (default 128)")
+      ->check(CLI::Range(1, 2147483647));
   predict->add_option("--cost-model", args.cost_model_yaml,
                       "cost model section as YAML (default: kind: analytical)");
 

@@ -17,9 +17,14 @@ struct CostmodelArgs {
   bool json = false;
   bool per_tp = false;
   bool eager = false;
-  std::string precision = "bf16";          // predict: bf16 | fp16 | fp8 weights
-  std::string graph_mode = "decode_only";  // predict: the replica's cuda_graph_mode
-  int graph_max_tokens = 0;                // predict: cuda_graph_max_tokens (0 = no limit)
+  std::string precision = "bf16";  // predict: bf16 | fp16 | fp8 weights
+  // predict: the replica's cuda_graph_mode; "" = the cost model's engine profile's, else
+  // decode_only (as simulate does)
+  std::string graph_mode;
+  // predict: cuda_graph_max_tokens (0 = no limit); −1 = as simulate: vLLM V1's largest capture
+  // size min(2 max_num_seqs, 512) for piecewise graphs, no limit for decode_only
+  int graph_max_tokens = -1;
+  int max_num_seqs = 128;  // predict: sizes that default capture size (simulate's default)
   int tp = 1;
   int pp = 1;
   int prefill_tokens = 0;

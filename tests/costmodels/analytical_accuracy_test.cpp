@@ -145,6 +145,32 @@ TEST_CASE("on every catalog GPU more tokens are never faster and more bandwidth 
   }
 }
 
+TEST_CASE("costmodel predict launches as simulate would: the engine's graph mode and capture size",
+          "[costmodels][analytical][predict]") {
+  CostmodelArgs a;
+  a.gpu = "h100";
+  a.model = "meta-llama/Llama-2-7b-hf";
+  a.prefill_tokens = 100;
+  a.decodes = 8;
+  a.context = 500;
+  a.json = true;
+  // No engine, no --graph-mode: decode_only, so a step with a prefill runs eager.
+  CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "eager");
+  // vLLM V1's profile brings piecewise graphs, captured up to min(2 × 128, 512) = 256 tokens.
+  a.cost_model_yaml = "{kind: analytical, engine: vllm-v1}";
+  CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "piecewise CUDA graph");
+  a.prefill_tokens = 300;
+  CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "eager");
+  a.max_num_seqs = 256;  // capture size 512
+  CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "piecewise CUDA graph");
+  a.graph_max_tokens = 0;  // explicitly no limit
+  a.prefill_tokens = 4000;
+  CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "piecewise CUDA graph");
+  // An explicit mode wins over the engine's.
+  a.graph_mode = "decode_only";
+  CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "eager");
+}
+
 TEST_CASE("costmodel predict prices one batch the way the chosen CUDA-graph mode launches it",
           "[costmodels][analytical][predict]") {
   CostmodelArgs a;
