@@ -1,5 +1,6 @@
 #include "sim/memory_planner.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace servesim {
@@ -24,7 +25,13 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
       ((m.num_params() - bf16_params) * replica.weight_bytes_per_param() + bf16_params * 2) / gpus;
   const double act_dtype = 2.0;
   const double tokens = max_num_batched_tokens;
-  const double mlp_width = (m.gated_mlp ? 3.0 : 2.0) * m.intermediate_size / tp;
+  // The widest MLP a token passes: a dense layer's, or top-k experts' (fused MoE keeps one
+  // intermediate row per routed expert).
+  const double widest = std::max<double>(
+      m.dense_mlp_width(), m.is_moe() ? static_cast<double>(m.intermediate_size) *
+                                            std::min(m.num_experts, m.experts_per_token)
+                                      : 0.0);
+  const double mlp_width = (m.gated_mlp ? 3.0 : 2.0) * widest / tp;
   const double per_token = (mlp_width + 6.0 * m.hidden_size) * act_dtype;
   const double logits = static_cast<double>(max_num_seqs) * m.vocab_size / tp * 4.0;
   plan.activation_bytes = tokens * per_token + logits + kFixedOverheadBytes;

@@ -14,7 +14,7 @@ double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, dou
   const double t_bw = w.bytes / (bw * (terms.light ? l.bw_fraction : 1.0));
   if (!terms.launch) return t_bw;
   double t_lat = l.floor_ns * launch_scale;
-  if (l.row_elem_ns > 0 && w.row_elems > 0 && w.rows > 0) {
+  if (terms.row_walk && l.row_elem_ns > 0 && w.row_elems > 0 && w.rows > 0) {
     t_lat += l.row_elem_ns * w.row_elems * std::ceil(w.rows / row_slots);
   }
   return terms.knee ? knee_ns(t_lat, t_bw, knee_q) : t_lat + t_bw;
@@ -92,26 +92,35 @@ LightWork LayerPricer::norm_work(double tokens) const {
   return {4 * tokens * shapes_.hidden, tokens, shapes_.hidden};
 }
 LightWork LayerPricer::act_work(double tokens) const {
-  return act_work(tokens, shapes_.experts > 0
-                              ? shapes_.inter * std::min(shapes_.experts, shapes_.top_k)
-                              : shapes_.inter);
+  // Fused MoE activates a (tokens·k) × 2·inter tensor: one row per (token, routed expert).
+  if (shapes_.experts > 0) {
+    return act_work(tokens * std::min(shapes_.experts, shapes_.top_k), shapes_.inter);
+  }
+  return act_work(tokens, shapes_.inter);
 }
-LightWork LayerPricer::act_work(double tokens, double inter) const {
-  if (!model_->gated_mlp) return {4 * tokens * inter, tokens, 0};
-  return {6 * tokens * inter, tokens, inter};
+LightWork LayerPricer::act_work(double rows, double inter) const {
+  if (!model_->gated_mlp) return {4 * rows * inter, rows, 0};
+  return {6 * rows * inter, rows, inter};
 }
 double LayerPricer::act_ns(double tokens, bool graph) const {
-  const double t = light_ns(act_kernel(), act_work(tokens), graph);
+  double t = light_ns(act_kernel(), act_work(tokens), graph);
+  if (shapes_.shared_inter > 0) {  // the shared expert's own activation
+    t += light_ns(act_kernel(), act_work(tokens, shapes_.shared_inter), graph);
+  }
   if (!shapes_.interleaved()) return t;
   const double f = shapes_.moe_fraction;
   return f * t + (1 - f) * light_ns(act_kernel(), act_work(tokens, shapes_.dense_inter), graph);
 }
 
 LightWork LayerPricer::kv_write_work(double tokens) const {
-  return {2 * tokens * shapes_.kv_width * kv_bytes_, tokens, 2 * shapes_.kv_width};
+  // kv_width counts K and V (or the MLA latent); the kernel reads them and writes the cache.
+  return {2 * tokens * shapes_.kv_width * kv_bytes_, tokens, shapes_.kv_width};
 }
 LightWork LayerPricer::rope_work(double tokens) const {
-  const double row = (shapes_.q_heads + shapes_.kv_heads) * shapes_.head_dim;
+  // Q and K heads; with MLA only the decoupled RoPE part: every q head's and the one shared k.
+  const double row = shapes_.mla_latent > 0
+                         ? (shapes_.q_heads + 1) * shapes_.mla_rope
+                         : (shapes_.q_heads + shapes_.kv_heads) * shapes_.head_dim;
   return {4 * tokens * row, tokens, row};
 }
 
@@ -193,6 +202,9 @@ std::array<double, kNumVidurOps> LayerPricer::vidur_ops_ns(double tokens) const 
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
     t[i] = uses[i].count > 0 ? uses[i].count * light_ns(uses[i].kernel, uses[i].work, false)
                              : std::numeric_limits<double>::quiet_NaN();
+  }
+  if (uses[static_cast<std::size_t>(VidurOp::kMlpAct)].count > 0) {
+    t[static_cast<std::size_t>(VidurOp::kMlpAct)] = act_ns(tokens, false);  // MoE/dense mix
   }
   t[static_cast<std::size_t>(VidurOp::kAttnPreProj)] = proj_ns(ProjOp::kQkv, tokens, false);
   t[static_cast<std::size_t>(VidurOp::kAttnPostProj)] = proj_ns(ProjOp::kO, tokens, false);

@@ -26,7 +26,7 @@ struct LightWork {
 //   t_lat = floor + row_elem_ns · row_elems · ⌈rows / (row_slots)⌉  (row_slots = SMs · CTAs/SM),
 // at many it streams at bw_fraction of the bandwidth; the two overlap through the knee
 // (t_lat^q + t_bw^q)^(1/q). Terms: `light` off prices the stream at full bandwidth, `launch`
-// off drops the latency, `knee` off adds the two.
+// off drops the latency, `row_walk` off the row walk alone, `knee` off adds the two.
 double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, double bw,
                        double row_slots, double knee_q, const AnalyticalTerms& terms,
                        double launch_scale);
@@ -95,7 +95,7 @@ class LayerPricer {
   LightKernel act_kernel() const;
   LightWork norm_work(double tokens) const;
   LightWork act_work(double tokens) const;
-  LightWork act_work(double tokens, double inter) const;  // over an MLP row of `inter`
+  LightWork act_work(double rows, double inter) const;  // `rows` MLP rows of `inter`
   LightWork rope_work(double tokens) const;
 
   const GpuSpec* gpu_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "costmodels/analytical/analytical_terms.hpp"
 
@@ -61,11 +62,21 @@ double SpecScaler::roofline_ratio(VidurOp op, double tokens) const {
     default:
       return mem;  // light kernels and the embedding stream memory
   }
-  const GemmShape g = shapes_.expert_gemm(proj, tokens);
-  const double flops = 2 * g.m * g.k * g.n * g.count;
-  const double bytes = 2 * (g.m * g.k + g.k * g.n + g.m * g.n) * g.count;  // BF16 A, B, C
-  const double home = std::max(flops / peak_home_, bytes / bw_home_);
-  const double target = std::max(flops / peak_target_, bytes / bw_target_);
+  // Roofline times of one GEMM on either GPU; for an interleaved MoE model the layer-weighted
+  // mix of the expert and the dense MLP GEMM.
+  auto times = [&](const GemmShape& g) {
+    const double flops = 2 * g.m * g.k * g.n * g.count;
+    const double bytes = 2 * (g.m * g.k + g.k * g.n + g.m * g.n) * g.count;  // BF16 A, B, C
+    return std::pair{std::max(flops / peak_home_, bytes / bw_home_),
+                     std::max(flops / peak_target_, bytes / bw_target_)};
+  };
+  auto [home, target] = times(shapes_.expert_gemm(proj, tokens));
+  if (shapes_.interleaved() && (proj == ProjOp::kGateUp || proj == ProjOp::kDown)) {
+    const auto [dh, dt] = times(shapes_.dense_mlp_gemm(proj, tokens));
+    const double f = shapes_.moe_fraction;
+    home = f * home + (1 - f) * dh;
+    target = f * target + (1 - f) * dt;
+  }
   return target / home;
 }
 

@@ -79,8 +79,10 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
   // A step passes every pipeline stage (one batch in flight); stage-to-stage transfers are
   // left out of this bare roofline, like everything but the roofs.
   const double layers = model.num_layers;
+  // FP8 checkpoints keep the LM head in bf16 (as the analytical model and the memory planner).
+  const Peaks bf16{gpu.bf16_tflops * 1e3, pk.bytes_per_ns, pk.link_bytes_per_ns};
   const double lm_head =
-      gemm_ns({static_cast<double>(batch.num_requests()), s.hidden, s.vocab, 1}, wbytes, pk);
+      gemm_ns({static_cast<double>(batch.num_requests()), s.hidden, s.vocab, 1}, 2, bf16);
 
   cost[CostComponent::kGemm] = layers * gemm;
   cost[CostComponent::kAttention] = layers * attn;

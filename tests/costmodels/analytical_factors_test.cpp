@@ -397,7 +397,7 @@ TEST_CASE("an interleaved MoE model prices the mean of its expert and dense laye
   const GpuSpec gpu = testing::a100_like();
   ModelSpec moe = testing::llama2_7b_like();
   moe.num_experts = 16;
-  moe.experts_per_token = 1;
+  moe.experts_per_token = 2;
   moe.intermediate_size = 2048;
   moe.shared_expert_intermediate = 2048;
   ModelSpec all_moe = moe;  // every layer routed
@@ -408,7 +408,8 @@ TEST_CASE("an interleaved MoE model prices the mean of its expert and dense laye
   dense.intermediate_size = 8192;
   moe.moe_layer_interval = 2;  // Llama-4 Maverick style: every second layer MoE
   moe.dense_intermediate_size = 8192;
-  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  p.light[static_cast<std::size_t>(LightKernel::kSiluMul)].row_elem_ns = 0.5;
   const LayerPricer mixed(testing::replica_of(gpu, moe, 1), p, AnalyticalTerms{});
   const LayerPricer routed(testing::replica_of(gpu, all_moe, 1), p, AnalyticalTerms{});
   const LayerPricer plain(testing::replica_of(gpu, dense, 1), p, AnalyticalTerms{});
@@ -422,6 +423,10 @@ TEST_CASE("an interleaved MoE model prices the mean of its expert and dense laye
           routed.proj_ns(ProjOp::kQkv, tokens, false));
     CHECK(mixed.act_ns(tokens, false) ==
           Approx(0.5 * routed.act_ns(tokens, false) + 0.5 * plain.act_ns(tokens, false)));
+    // Fused MoE activates one row per (token, routed expert), each one expert wide.
+    const auto act = routed.vidur_light_uses(tokens)[static_cast<std::size_t>(VidurOp::kMlpAct)];
+    CHECK(act.work.rows == 2 * tokens);
+    CHECK(act.work.row_elems == 2048);
   }
   // The roofline model mixes the same way.
   const RooflineCostModel roof(RooflineCostModel::parse(ConfigNode::parse("kind: roofline", "r")));
@@ -432,4 +437,25 @@ TEST_CASE("an interleaved MoE model prices the mean of its expert and dense laye
   };
   CHECK(gemm(moe) == Approx(0.5 * gemm(all_moe) + 0.5 * gemm(dense)).epsilon(1e-9));
   CHECK(gemm(moe) != Approx(gemm(all_moe)));
+}
+
+TEST_CASE("the row walk repeats once per wave of SMs times row CTAs per SM and has its own switch",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::a100_like();
+  AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  // RMSNorm as a pure row walk: no floor, a negligible stream, 1 ns per element of the row.
+  p.light[static_cast<std::size_t>(LightKernel::kRmsNorm)] = {0, 1e9, 1.0};
+  const ModelSpec m = testing::llama2_7b_like();
+  const std::size_t norm = static_cast<std::size_t>(VidurOp::kInputLayernorm);
+  const double slots = gpu.sms * p.row_ctas_per_sm;
+  const LayerPricer pr(testing::replica_of(gpu, m, 1), p, AnalyticalTerms{});
+  CHECK(pr.vidur_ops_ns(slots)[norm] == Approx(4096).epsilon(1e-6));
+  CHECK(pr.vidur_ops_ns(slots + 1)[norm] == Approx(2 * 4096).epsilon(1e-6));
+  p.row_ctas_per_sm = 1;
+  const LayerPricer one(testing::replica_of(gpu, m, 1), p, AnalyticalTerms{});
+  CHECK(one.vidur_ops_ns(slots)[norm] == Approx(2 * 4096).epsilon(1e-6));
+  AnalyticalTerms no_walk;
+  no_walk.row_walk = false;
+  const LayerPricer off(testing::replica_of(gpu, m, 1), p, no_walk);
+  CHECK(off.vidur_ops_ns(slots)[norm] < 1);
 }

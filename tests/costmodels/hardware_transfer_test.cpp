@@ -51,6 +51,7 @@ TEST_CASE("transferred hardware files hold what their rules derive from the home
     for (std::size_t i = 0; i < kNumLightKernels; ++i) {
       INFO(light_kernel_name(static_cast<LightKernel>(i)));
       CHECK(p.light[i].floor_ns == Approx(home.light[i].floor_ns * clock).margin(1));
+      CHECK(p.light[i].row_elem_ns == Approx(home.light[i].row_elem_ns * clock).margin(1e-4));
       CHECK(p.light[i].bw_fraction == Approx(home.light[i].bw_fraction * eta_ratio).margin(1e-4));
     }
     CHECK(p.gemm_launch_ns == home.gemm_launch_ns);
@@ -63,7 +64,12 @@ TEST_CASE("transferred hardware files hold what their rules derive from the home
     CHECK(p.nvlink_efficiency == home.nvlink_efficiency);
     CHECK(p.pcie_efficiency == home.pcie_efficiency);
     CHECK(p.hop_latency_ns == home.hop_latency_ns);
+    // 1024-thread row CTAs per SM: 2048 threads on sm80/sm90/sm100, 1536 on sm86/sm89/sm120.
+    const bool threads_1536 =
+        name == "a40" || gpu.arch == "ada" || (gpu.arch == "blackwell" && name != "b200");
+    CHECK(p.row_ctas_per_sm == (threads_1536 ? 1 : 2));
     ++checked;
   }
   CHECK(checked == 11);
+  CHECK(home.row_ctas_per_sm == 2);
 }
