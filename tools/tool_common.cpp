@@ -52,10 +52,8 @@ BuiltRun build_run(const RunConfig& config) {
   SchedulerOptions base_options = parse_scheduler_options(config.scheduler);
   // The serving engine's own semantics (an analytical cost model's engine profile: CUDA-graph
   // mode, async scheduling) hold wherever the config does not set them itself.
-  std::shared_ptr<const EngineProfile> engine;
-  if (config.cost_model.get_string("kind", "") == "analytical" && config.cost_model.has("engine")) {
-    engine = EngineProfile::load(config.cost_model.at("engine"));
-  }
+  const std::shared_ptr<const EngineProfile> engine =
+      EngineProfile::of_cost_model(config.cost_model);
   if (engine && engine->async_scheduling && chunked_prefill(config.scheduler, base_options) &&
       !config.scheduler.has("async_scheduling")) {
     base_options.async_scheduling = *engine->async_scheduling;
@@ -72,14 +70,9 @@ BuiltRun build_run(const RunConfig& config) {
     spec.cuda_graphs = g.cuda_graphs;
     spec.cuda_graph_mode = g.cuda_graph_mode;
     spec.cuda_graph_max_tokens = g.cuda_graph_max_tokens;
-    if (engine && engine->cuda_graph_mode && !g.node.has("cuda_graph_mode")) {
-      spec.cuda_graph_mode = *engine->cuda_graph_mode;
-    }
-    // Piecewise graphs are captured up to vLLM V1's largest capture size unless the config says
-    // otherwise (without a limit an 8192-token prefill step would get graph launch floors).
-    if (spec.cuda_graph_mode == CudaGraphMode::kPiecewise && !g.node.has("cuda_graph_max_tokens")) {
-      spec.cuda_graph_max_tokens = vllm_v1_graph_max_tokens(base_options.max_num_seqs);
-    }
+    EngineProfile::default_graph_launch(engine.get(), g.node.has("cuda_graph_mode"),
+                                        g.node.has("cuda_graph_max_tokens"),
+                                        base_options.max_num_seqs, spec);
     spec.power_cap_w = g.power_cap_w;
     spec.topology = g.topology;
     if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {

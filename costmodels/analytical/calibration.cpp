@@ -96,7 +96,7 @@ FitReport fit_home_constants(
     }
   }
   rep.text += fmt::format("Fitted on {} (home profile), {} files\n", gpu.name, data.size());
-  const double row_slots = static_cast<double>(gpu.sms) * start.row_ctas_per_sm;
+  const double slots = row_slots(gpu, start);
   for (const auto& [k, x] : lx) {
     if (x.size() < 4) continue;
     // Start from the additive form's relative least squares (floor + bytes / (fraction · BW)),
@@ -115,8 +115,7 @@ FitReport fit_home_constants(
     auto mape = [&](const AnalyticalParams::Light& c) {
       double s = 0;
       for (std::size_t i = 0; i < y.size(); ++i) {
-        s += std::abs(light_kernel_ns(c, x[i], bw, row_slots, start.knee_q, terms, 1.0) - y[i]) /
-             y[i];
+        s += std::abs(light_kernel_ns(c, x[i], bw, slots, start.knee_q, terms, 1.0) - y[i]) / y[i];
       }
       return 100 * s / static_cast<double>(y.size());
     };

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -284,24 +283,19 @@ std::string run_predict(const CostmodelArgs& a) {
         fmt::format("--precision: unknown '{}' (known: bf16, fp16, fp8)", a.precision));
   }
   const ConfigNode cost_model = ConfigNode::parse(a.cost_model_yaml, "--cost-model");
-  // As simulate builds a replica: the engine profile's CUDA-graph mode unless one is given, and
-  // piecewise graphs up to vLLM V1's largest capture size unless a limit is given.
-  std::optional<CudaGraphMode> mode = CudaGraphMode::kDecodeOnly;
   if (!a.graph_mode.empty()) {
-    mode = cuda_graph_mode_named(a.graph_mode);
+    const auto mode = cuda_graph_mode_named(a.graph_mode);
     if (!mode) {
       throw InputError(
           fmt::format("--graph-mode: unknown '{}' (known: decode_only, piecewise)", a.graph_mode));
     }
-  } else if (cost_model.get_string("kind", "") == "analytical" && cost_model.has("engine")) {
-    const auto engine = EngineProfile::load(cost_model.at("engine"));
-    if (engine->cuda_graph_mode) mode = engine->cuda_graph_mode;
+    r.cuda_graph_mode = *mode;
   }
-  r.cuda_graph_mode = *mode;
-  r.cuda_graph_max_tokens = a.graph_max_tokens >= 0 ? a.graph_max_tokens
-                            : *mode == CudaGraphMode::kPiecewise
-                                ? vllm_v1_graph_max_tokens(a.max_num_seqs)
-                                : 0;
+  r.cuda_graph_max_tokens = std::max(0, a.graph_max_tokens);
+  // As simulate builds a replica.
+  EngineProfile::default_graph_launch(EngineProfile::of_cost_model(cost_model).get(),
+                                      !a.graph_mode.empty(), a.graph_max_tokens >= 0,
+                                      a.max_num_seqs, r);
   BatchShape b;
   if (a.prefill_tokens > 0) b.prefills.push_back({a.prefill_tokens, a.context});
   b.decode_contexts.assign(static_cast<std::size_t>(std::max(0, a.decodes)), a.context);

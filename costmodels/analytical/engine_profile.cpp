@@ -31,6 +31,25 @@ std::optional<std::string> EngineProfile::file_of(const std::string& name) {
   return std::nullopt;
 }
 
+std::shared_ptr<const EngineProfile> EngineProfile::of_cost_model(const ConfigNode& cost_model) {
+  if (cost_model.get_string("kind", "") != "analytical" || !cost_model.has("engine")) {
+    return nullptr;
+  }
+  return load(cost_model.at("engine"));
+}
+
+void EngineProfile::default_graph_launch(const EngineProfile* engine, bool mode_set,
+                                         bool max_tokens_set, std::int64_t max_num_seqs,
+                                         ReplicaSpec& replica) {
+  if (engine != nullptr && engine->cuda_graph_mode && !mode_set) {
+    replica.cuda_graph_mode = *engine->cuda_graph_mode;
+  }
+  // Without a limit an 8192-token prefill step would get graph launch floors.
+  if (replica.cuda_graph_mode == CudaGraphMode::kPiecewise && !max_tokens_set) {
+    replica.cuda_graph_max_tokens = vllm_v1_graph_max_tokens(max_num_seqs);
+  }
+}
+
 std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) {
   if (ref.is_map()) return std::make_shared<const EngineProfile>(parse(ref));
   const std::string s = ref.as_string();

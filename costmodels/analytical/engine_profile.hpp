@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,13 @@ struct EngineProfile {
   // `ref` is a map (the profile inline), or a string: a path to a YAML file, or the stem of a
   // file engines/<name>.yaml in the catalog folders. Unknown keys and GPU names are errors.
   static std::shared_ptr<const EngineProfile> load(const ConfigNode& ref);
+  // The engine a `cost_model:` section names (`kind: analytical` with `engine:`); none otherwise.
+  static std::shared_ptr<const EngineProfile> of_cost_model(const ConfigNode& cost_model);
+  // How a replica launches its steps when it sets no CUDA-graph mode or capture size itself:
+  // the engine's mode (else the replica's), and for piecewise graphs vLLM V1's largest capture
+  // size min(2 max_num_seqs, 512).
+  static void default_graph_launch(const EngineProfile* engine, bool mode_set, bool max_tokens_set,
+                                   std::int64_t max_num_seqs, ReplicaSpec& replica);
   static EngineProfile parse(const ConfigNode& file);
   // Every engines/*.yaml under the catalog folders, folder by folder, sorted by file name.
   static std::vector<std::string> files();

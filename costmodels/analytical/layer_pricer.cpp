@@ -20,6 +20,10 @@ double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, dou
   return terms.knee ? knee_ns(t_lat, t_bw, knee_q) : t_lat + t_bw;
 }
 
+double row_slots(const GpuSpec& gpu, const AnalyticalParams& p) {
+  return static_cast<double>(gpu.sms) * p.row_ctas_per_sm;
+}
+
 LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
                          const AnalyticalTerms& terms)
     : gpu_(r.gpu),
@@ -67,17 +71,15 @@ double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
                                : gemm({tokens, shapes_.shared_inter, shapes_.hidden, 1}, graph);
   }
   if (shapes_.interleaved() && (op == ProjOp::kGateUp || op == ProjOp::kDown)) {
-    // The mean layer: moe_fraction of them route to experts, the rest run a dense MLP.
-    const double f = shapes_.moe_fraction;
-    t = f * t + (1 - f) * gemm(shapes_.dense_mlp_gemm(op, tokens), graph);
+    t = shapes_.mean_layer(t, gemm(shapes_.dense_mlp_gemm(op, tokens), graph));
   }
   return t;
 }
 
 double LayerPricer::light_ns(LightKernel k, const LightWork& w, bool graph) const {
   const AnalyticalParams::Light& l = params_.light[static_cast<std::size_t>(k)];
-  return light_kernel_ns(l, w, bw_, static_cast<double>(gpu_->sms) * params_.row_ctas_per_sm,
-                         params_.knee_q, terms_, launch_scale(graph));
+  return light_kernel_ns(l, w, bw_, row_slots(*gpu_, params_), params_.knee_q, terms_,
+                         launch_scale(graph));
 }
 
 LightKernel LayerPricer::norm_kernel() const {
@@ -108,8 +110,16 @@ double LayerPricer::act_ns(double tokens, bool graph) const {
     t += light_ns(act_kernel(), act_work(tokens, shapes_.shared_inter), graph);
   }
   if (!shapes_.interleaved()) return t;
-  const double f = shapes_.moe_fraction;
-  return f * t + (1 - f) * light_ns(act_kernel(), act_work(tokens, shapes_.dense_inter), graph);
+  return shapes_.mean_layer(t,
+                            light_ns(act_kernel(), act_work(tokens, shapes_.dense_inter), graph));
+}
+
+// Elementwise kernels: no row to walk.
+LightWork LayerPricer::add_work(double tokens) const {
+  return {6 * tokens * shapes_.hidden, tokens, 0};
+}
+LightWork LayerPricer::embedding_work(double tokens) const {
+  return {4 * tokens * shapes_.hidden, tokens, 0};
 }
 
 LightWork LayerPricer::kv_write_work(double tokens) const {
@@ -140,7 +150,7 @@ LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
   c.light += norms * light_ns(norm_kernel(), norm_work(tokens), graph);
   c.light += light_ns(LightKernel::kRope, rope_work(tokens), graph);
   c.light += act_ns(tokens, graph);
-  c.light += light_ns(LightKernel::kAdd, {6 * tokens * h, tokens, 0}, graph);
+  c.light += light_ns(LightKernel::kAdd, add_work(tokens), graph);
   c.light += light_ns(LightKernel::kKvWrite, kv_write_work(tokens), graph);
   if (terms_.collectives) c.comm = 2 * all_reduce_ns(tokens * h * 2);
   return c;
@@ -164,7 +174,7 @@ double LayerPricer::attention_ns(const AttentionWork& w, bool graph) const {
 }
 
 double LayerPricer::edge_tokens_ns(double tokens, bool graph) const {
-  return light_ns(LightKernel::kEmbedding, {4 * tokens * shapes_.hidden, tokens, 0}, graph) +
+  return light_ns(LightKernel::kEmbedding, embedding_work(tokens), graph) +
          light_ns(norm_kernel(), norm_work(tokens), graph);
 }
 
@@ -181,30 +191,30 @@ double LayerPricer::host_ns(double requests, bool graph) const {
 
 std::array<LayerPricer::LightUse, kNumVidurOps> LayerPricer::vidur_light_uses(double tokens) const {
   std::array<LightUse, kNumVidurOps> u{};
-  const double h = shapes_.hidden;
   auto set = [&u](VidurOp op, LightKernel k, const LightWork& w, double count) {
     u[static_cast<std::size_t>(op)] = {k, w, count};
   };
-  set(VidurOp::kEmb, LightKernel::kEmbedding, {4 * tokens * h, tokens, 0}, 1);
+  set(VidurOp::kEmb, LightKernel::kEmbedding, embedding_work(tokens), 1);
   set(VidurOp::kInputLayernorm, norm_kernel(), norm_work(tokens), 1);
   set(VidurOp::kAttnRope, LightKernel::kRope, rope_work(tokens), 1);
   set(VidurOp::kPostAttentionLayernorm, norm_kernel(), norm_work(tokens),
       model_->parallel_block ? 0 : 1);
   set(VidurOp::kMlpAct, act_kernel(), act_work(tokens), 1);
-  set(VidurOp::kAdd, LightKernel::kAdd, {6 * tokens * h, tokens, 0},
-      model_->parallel_block ? 2 : 1);
+  set(VidurOp::kAdd, LightKernel::kAdd, add_work(tokens), model_->parallel_block ? 2 : 1);
   return u;
 }
 
 std::array<double, kNumVidurOps> LayerPricer::vidur_ops_ns(double tokens) const {
   std::array<double, kNumVidurOps> t{};
   const auto uses = vidur_light_uses(tokens);
+  const auto act = static_cast<std::size_t>(VidurOp::kMlpAct);
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
-    t[i] = uses[i].count > 0 ? uses[i].count * light_ns(uses[i].kernel, uses[i].work, false)
-                             : std::numeric_limits<double>::quiet_NaN();
-  }
-  if (uses[static_cast<std::size_t>(VidurOp::kMlpAct)].count > 0) {
-    t[static_cast<std::size_t>(VidurOp::kMlpAct)] = act_ns(tokens, false);  // MoE/dense mix
+    if (uses[i].count <= 0) {
+      t[i] = std::numeric_limits<double>::quiet_NaN();
+    } else {  // the activation as the layer prices it (MoE/dense mix, shared expert)
+      t[i] = i == act ? act_ns(tokens, false)
+                      : uses[i].count * light_ns(uses[i].kernel, uses[i].work, false);
+    }
   }
   t[static_cast<std::size_t>(VidurOp::kAttnPreProj)] = proj_ns(ProjOp::kQkv, tokens, false);
   t[static_cast<std::size_t>(VidurOp::kAttnPostProj)] = proj_ns(ProjOp::kO, tokens, false);

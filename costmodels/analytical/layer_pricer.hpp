@@ -30,6 +30,8 @@ struct LightWork {
 double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, double bw,
                        double row_slots, double knee_q, const AnalyticalTerms& terms,
                        double launch_scale);
+// Token rows resident at once: SMs · row_ctas_per_sm.
+double row_slots(const GpuSpec& gpu, const AnalyticalParams& p);
 
 // Prices the pieces of one replica's engine step with the analytical model (PHYSICS.md): the
 // per-layer token-dependent work (projection GEMMs, light kernels, TP all-reduces), attention,
@@ -97,6 +99,8 @@ class LayerPricer {
   LightWork act_work(double tokens) const;
   LightWork act_work(double rows, double inter) const;  // `rows` MLP rows of `inter`
   LightWork rope_work(double tokens) const;
+  LightWork add_work(double tokens) const;
+  LightWork embedding_work(double tokens) const;
 
   const GpuSpec* gpu_;
   const ModelSpec* model_;

@@ -56,6 +56,10 @@ struct LayerShapes {
   GemmShape dense_mlp_gemm(ProjOp op, double tokens) const;
   // Whether some layers are MoE and others dense.
   bool interleaved() const { return experts > 0 && moe_fraction < 1; }
+  // The mean layer's cost of a part priced `moe` in an MoE layer and `dense` in a dense one.
+  double mean_layer(double moe, double dense) const {
+    return moe_fraction * moe + (1 - moe_fraction) * dense;
+  }
 };
 
 }  // namespace servesim

@@ -73,9 +73,8 @@ double SpecScaler::roofline_ratio(VidurOp op, double tokens) const {
   auto [home, target] = times(shapes_.expert_gemm(proj, tokens));
   if (shapes_.interleaved() && (proj == ProjOp::kGateUp || proj == ProjOp::kDown)) {
     const auto [dh, dt] = times(shapes_.dense_mlp_gemm(proj, tokens));
-    const double f = shapes_.moe_fraction;
-    home = f * home + (1 - f) * dh;
-    target = f * target + (1 - f) * dt;
+    home = shapes_.mean_layer(home, dh);
+    target = shapes_.mean_layer(target, dt);
   }
   return target / home;
 }

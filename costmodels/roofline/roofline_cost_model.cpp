@@ -65,7 +65,7 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
   if (s.interleaved()) {
     const double dense = gemm_ns(s.dense_mlp_gemm(ProjOp::kGateUp, tokens), wbytes, pk) +
                          gemm_ns(s.dense_mlp_gemm(ProjOp::kDown, tokens), wbytes, pk);
-    mlp = s.moe_fraction * mlp + (1 - s.moe_fraction) * dense;
+    mlp = s.mean_layer(mlp, dense);
   }
   gemm += mlp;
   const AttentionWork a = AttentionWork::of(batch, s, replica.kv_dtype_bytes);

@@ -145,15 +145,23 @@ TEST_CASE("on every catalog GPU more tokens are never faster and more bandwidth 
   }
 }
 
+namespace {
+// `costmodel predict --json` of Llama-2-7b on `gpu`: one prefill chunk and decodes at `context`.
+CostmodelArgs predict_json(const std::string& gpu, int prefill_tokens, int decodes, int context) {
+  CostmodelArgs a;
+  a.gpu = gpu;
+  a.model = "meta-llama/Llama-2-7b-hf";
+  a.prefill_tokens = prefill_tokens;
+  a.decodes = decodes;
+  a.context = context;
+  a.json = true;
+  return a;
+}
+}  // namespace
+
 TEST_CASE("costmodel predict launches as simulate would: the engine's graph mode and capture size",
           "[costmodels][analytical][predict]") {
-  CostmodelArgs a;
-  a.gpu = "h100";
-  a.model = "meta-llama/Llama-2-7b-hf";
-  a.prefill_tokens = 100;
-  a.decodes = 8;
-  a.context = 500;
-  a.json = true;
+  CostmodelArgs a = predict_json("h100", 100, 8, 500);
   // No engine, no --graph-mode: decode_only, so a step with a prefill runs eager.
   CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "eager");
   // vLLM V1's profile brings piecewise graphs, captured up to min(2 × 128, 512) = 256 tokens.
@@ -173,13 +181,7 @@ TEST_CASE("costmodel predict launches as simulate would: the engine's graph mode
 
 TEST_CASE("costmodel predict prices one batch the way the chosen CUDA-graph mode launches it",
           "[costmodels][analytical][predict]") {
-  CostmodelArgs a;
-  a.gpu = "h100";
-  a.model = "meta-llama/Llama-2-7b-hf";
-  a.prefill_tokens = 10;  // a cached prompt's last chunk
-  a.context = 500;
-  a.decodes = 80;
-  a.json = true;
+  CostmodelArgs a = predict_json("h100", 10, 80, 500);  // a cached prompt's last chunk
   const auto v0 = nlohmann::json::parse(run_predict(a));
   CHECK(v0["launch"] == "eager");
   a.graph_mode = "piecewise";
