@@ -5,10 +5,6 @@
 #include <mutex>
 
 namespace servesim {
-namespace {
-constexpr std::size_t kRequestTableSize = 1025;  // LM-head table: 1..1024 requests
-}  // namespace
-
 // Per-replica tables: index i holds the cost of i tokens (or i requests); entry 0 is unused.
 struct AnalyticalCostModel::Prepared {
   explicit Prepared(LayerPricer p) : pricer(std::move(p)) {}
@@ -18,9 +14,7 @@ struct AnalyticalCostModel::Prepared {
   std::vector<LayerPricer::LayerCost> graph;
   std::vector<double> edge_tokens_eager;
   std::vector<double> edge_tokens_graph;
-  // LM head + sampling by request count (index = requests), eager and in a CUDA graph.
-  std::vector<double> edge_requests_eager;
-  std::vector<double> edge_requests_graph;
+  RequestEdgeTable heads;  // LM head + sampling by request count
 };
 
 AnalyticalCostModel::AnalyticalCostModel(Options options) : options_(options) {}
@@ -74,14 +68,7 @@ std::unique_ptr<AnalyticalCostModel::Prepared> AnalyticalCostModel::build(
       p->edge_tokens_graph[i] = p->pricer.edge_tokens_ns(t, true);
     }
   }
-  // Requests per step never exceed tokens per step; max_num_seqs keeps them far smaller.
-  const auto nr = std::min<std::size_t>(n, kRequestTableSize);
-  p->edge_requests_eager.resize(nr);
-  p->edge_requests_graph.resize(nr);
-  for (std::size_t i = 1; i < nr; ++i) {
-    p->edge_requests_eager[i] = p->pricer.edge_requests_ns(static_cast<double>(i), false);
-    p->edge_requests_graph[i] = p->pricer.edge_requests_ns(static_cast<double>(i), true);
-  }
+  p->heads = RequestEdgeTable(p->pricer);
   // cuBLAS never needs a slower kernel for fewer tokens (it could pad): keep the tables
   // non-decreasing so a tile switch cannot make a bigger batch cheaper.
   auto monotone = [](std::vector<LayerPricer::LayerCost>& t, std::vector<double>& e) {
@@ -119,9 +106,7 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
   }
   const AttentionWork work = AttentionWork::of(batch, pr.shapes(), replica.kv_dtype_bytes);
   const double attn = pr.attention_ns(work, launch == StepLaunch::kFullGraph);
-  const auto& heads = graph ? p.edge_requests_graph : p.edge_requests_eager;
-  const auto nreq = static_cast<std::size_t>(batch.num_requests());
-  const double head = nreq < heads.size() ? heads[nreq] : pr.edge_requests_ns(requests, graph);
+  const double head = p.heads.ns(pr, static_cast<std::size_t>(batch.num_requests()), graph);
   const double host = pr.host_ns(requests, graph);
 
   cost[CostComponent::kGemm] = p.layers * layer.gemm;

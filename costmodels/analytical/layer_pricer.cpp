@@ -223,4 +223,18 @@ std::array<double, kNumVidurOps> LayerPricer::vidur_ops_ns(double tokens) const 
   return t;
 }
 
+RequestEdgeTable::RequestEdgeTable(const LayerPricer& pricer)
+    : eager_(kMaxRequests + 1), graph_(kMaxRequests + 1) {
+  for (std::size_t i = 1; i <= kMaxRequests; ++i) {
+    eager_[i] = pricer.edge_requests_ns(static_cast<double>(i), false);
+    graph_[i] = pricer.edge_requests_ns(static_cast<double>(i), true);
+  }
+}
+
+double RequestEdgeTable::ns(const LayerPricer& pricer, std::size_t requests, bool graph) const {
+  const auto& t = graph ? graph_ : eager_;
+  if (requests < t.size()) return t[requests];
+  return pricer.edge_requests_ns(static_cast<double>(requests), graph);
+}
+
 }  // namespace servesim

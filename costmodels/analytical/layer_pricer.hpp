@@ -1,7 +1,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/analytical_terms.hpp"
@@ -118,6 +120,21 @@ class LayerPricer {
   double weight_bytes_ = 2;
   double kv_bytes_ = 2;
   double full_vocab_ = 0;
+};
+
+// LayerPricer::edge_requests_ns (LM head + sampling) tabulated by request count, eager and in a
+// CUDA graph, for the table-driven cost models; past the table it prices directly.
+class RequestEdgeTable {
+ public:
+  RequestEdgeTable() = default;
+  // Requests per step never exceed tokens per step; max_num_seqs keeps them far smaller.
+  static constexpr std::size_t kMaxRequests = 1024;
+  explicit RequestEdgeTable(const LayerPricer& pricer);
+  double ns(const LayerPricer& pricer, std::size_t requests, bool graph) const;
+
+ private:
+  std::vector<double> eager_;  // index = requests; entry 0 unused
+  std::vector<double> graph_;
 };
 
 }  // namespace servesim

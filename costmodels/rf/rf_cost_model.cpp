@@ -35,6 +35,7 @@ struct RfCostModel::Prepared {
   RfLoaded loaded;
   std::optional<LayerPricer> pricer;  // the replica's GPU, for the non-profiled parts
   std::optional<SpecScaler> scaler;   // rf_scaled only
+  RequestEdgeTable heads;             // LM head + sampling by request count (analytical)
   double layers = 1;
   double hidden = 0;
   struct Row {
@@ -162,6 +163,7 @@ std::unique_ptr<RfCostModel::Prepared> RfCostModel::build(const ReplicaSpec& r) 
   src.all_reduce_path = options_.all_reduce_path;
   p->loaded = load_or_train_rf(src, options_.train, RfCache(options_.cache_dir));
   p->pricer.emplace(r, AnalyticalParams::for_gpu(*r.gpu), AnalyticalTerms{});
+  p->heads = RequestEdgeTable(*p->pricer);
   if (options_.kind == Kind::kScaled) {
     p->scaler.emplace(*options_.home, *r.gpu, *r.model, r.tp, options_.scale);
   }
@@ -202,7 +204,8 @@ StepCost RfCostModel::step(const BatchShape& batch, const ReplicaSpec& replica) 
       p.layers * row.comm + pr.stage_transfers_ns(static_cast<double>(tokens));
   cost[CostComponent::kAttention] =
       p.layers * pr.attention_ns(work, launch == StepLaunch::kFullGraph);
-  cost[CostComponent::kEmbedding] = row.edge + pr.edge_requests_ns(requests, graph);
+  cost[CostComponent::kEmbedding] =
+      row.edge + p.heads.ns(pr, static_cast<std::size_t>(batch.num_requests()), graph);
   cost[CostComponent::kHost] = pr.host_ns(requests, graph);
   double total = 0;
   for (double v : cost.breakdown_ns) total += v;
