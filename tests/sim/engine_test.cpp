@@ -159,6 +159,22 @@ TEST_CASE("A request that can never fit is rejected and counted, never dropped",
   CHECK(rejected == 2);
 }
 
+TEST_CASE("A request needs KV for prompt + output - 1 tokens: the last token is never written",
+          "[engine]") {
+  Fixture f(/*blocks=*/10, 1, /*max_len=*/4096);  // 160 tokens of KV
+  // 100 + 61: the 61st output token is sampled from the KV of 160 tokens and never stored.
+  ListWorkload w({spec(0, 100, 61), spec(1, 100, 62)});
+  Recorder rec;
+  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  const auto totals = engine.run();
+  CHECK(totals.finished == 1);
+  CHECK(totals.rejected == 1);
+  REQUIRE(rec.done.size() == 2);
+  for (const auto& d : rec.done) CHECK(d.rejected == (d.id == 1 ? 1 : 0));
+  CHECK(totals.preemptions == 0);
+  CHECK(f.fleet[0]->kv.free_blocks() == 10);
+}
+
 TEST_CASE("Preempted requests recompute and still finish and all KV returns", "[engine]") {
   Fixture f(/*blocks=*/12);  // 192 tokens: four 40+40 requests cannot all decode at once
   std::vector<RequestSpec> specs;
