@@ -134,6 +134,12 @@ ArrivalSpec read_arrivals(const ConfigNode& arrival) {
                         "exactly rate × duration_s requests per stage)",
                         n));
       }
+      if (stage.requests < 1) {
+        st.fail(
+            fmt::format("rate × duration_s = {} gives no request (expected at least one per "
+                        "stage)",
+                        n));
+      }
       staged.stages.push_back(stage);
     }
     return staged;

@@ -131,6 +131,10 @@ TEST_CASE("bad staged or chat workloads are errors that say what was expected",
                       "3}]}\n  lengths: " +
                       kChatLengths + "\n"),
              Contains("rate × duration_s = 7.5 is not a whole number of requests"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: stages, stages: [{rate: 1e-8, duration_s: "
+                      "10}]}\n  lengths: " +
+                      kChatLengths + "\n"),
+             Contains("gives no request (expected at least one per stage)"));
   CHECK_THAT(error_of("workload:\n  arrival: {kind: stages, stages: []}\n  lengths: " +
                       kChatLengths + "\n"),
              Contains("expected a list of stages"));
