@@ -86,13 +86,10 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
   r->spec = spec;
   ++totals_.arrived;
   const std::int64_t total = static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens;
-  // The last output token is sampled but never fed back, so its KV is never written: a request
-  // peaks at prompt + output − 1 tokens of KV (as in vLLM), while max_model_len bounds the
-  // sequence, prompt + output.
-  const std::int64_t kv_peak = total - 1;
+  // max_model_len bounds the sequence, prompt + output; the KV peaks one token lower.
   eligible_.clear();
   for (const auto& replica : fleet_) {
-    if (total <= replica->max_model_len && replica->kv.can_ever_fit(kv_peak)) {
+    if (total <= replica->max_model_len && replica->kv.can_ever_fit(spec.peak_kv_tokens())) {
       eligible_.push_back(replica->id);
     }
   }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "sim/time.hpp"
@@ -17,6 +18,12 @@ struct RequestSpec {
   std::int32_t output_tokens = 0;
   std::int64_t prefix_group = -1;  // requests of one group share their first prefix_tokens
   std::int32_t prefix_tokens = 0;
+
+  // The most KV this request ever holds: the last output token is sampled but never fed back,
+  // so its KV is never written (prompt + output − 1, as in vLLM; at least the prompt).
+  std::int64_t peak_kv_tokens() const {
+    return static_cast<std::int64_t>(prompt_tokens) + std::max(output_tokens - 1, 0);
+  }
 };
 
 // A request inside the simulator. Token accounting follows vLLM V1: `computed` tokens have KV in

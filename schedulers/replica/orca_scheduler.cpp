@@ -18,9 +18,8 @@ void OrcaScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
     Request* r = waiting_.front();
     const std::int32_t tokens = r->pending_tokens();
     if (tokens > budget && !batch.empty()) break;
-    const std::int64_t full =
-        static_cast<std::int64_t>(r->spec.prompt_tokens) + r->spec.output_tokens;
-    if (!kv.grow(r->kv_blocks, full)) break;
+    // Orca reserves the request's whole life at admission: it never grows or preempts.
+    if (!kv.grow(r->kv_blocks, r->spec.peak_kv_tokens())) break;
     admit_head();
     schedule(batch, r, tokens);
     budget -= tokens;

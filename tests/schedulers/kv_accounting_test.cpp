@@ -263,7 +263,7 @@ std::string run_checked(const Case& c, std::uint64_t seed, std::int64_t& preempt
       ENSURE(sum <= c.budget || batch.entries.size() == 1, "{} tokens > budget {}", sum, c.budget);
       for (const BatchEntry& e : batch.entries) {
         const Request& r = *e.request;
-        ENSURE(r.kv_blocks == kv.blocks_for_tokens(r.spec.prompt_tokens + r.spec.output_tokens),
+        ENSURE(r.kv_blocks == kv.blocks_for_tokens(r.spec.prompt_tokens + r.spec.output_tokens - 1),
                "request {} does not hold KV for its whole life", r.id);
         ENSURE(cls(e) == 0 ? e.tokens == 1 : cls(e) == 2 && e.tokens == r.spec.prompt_tokens,
                "request {} is neither a decode nor a whole prompt", r.id);

@@ -35,7 +35,8 @@ TEST_CASE("Orca mixes new prompts with the decodes of running requests", "[sched
 
 TEST_CASE("Orca reserves KV for prompt and output at admission and never preempts",
           "[schedulers][orca]") {
-  // 20 blocks of 16 tokens; each request needs 103 tokens = 7 blocks for its whole life.
+  // 20 blocks of 16 tokens; each request needs 102 tokens = 7 blocks for its whole life (its
+  // last token's KV is never written).
   auto h = orca(0, 128, KvCache(20, 16, 0.0));
   h.add(100, 3);  // A
   h.add(100, 3);  // B
@@ -48,6 +49,19 @@ TEST_CASE("Orca reserves KV for prompt and output at admission and never preempt
   CHECK(h.request(0).kv_blocks == 7);  // no growth while decoding
   CHECK(h.trace(10) == Trace{"A:1 B:1", "C:100", "C:1", "C:1"});
   CHECK(h.preemptions() == 0);
+  CHECK(h.kv().used_blocks() == 0);
+}
+
+TEST_CASE("Orca reserves prompt + output - 1 tokens: a request needing the whole cache runs",
+          "[schedulers][orca]") {
+  // 7 blocks of 16 = 112 tokens: 100 + 13 peaks at 112 tokens of KV, exactly the cache.
+  auto h = orca(0, 128, KvCache(7, 16, 0.0));
+  h.add(100, 13);
+  REQUIRE(h.trace(1) == Trace{"A:100"});
+  CHECK(h.request(0).kv_blocks == 7);
+  h.trace(20);
+  CHECK(h.request(0).generated == 13);
+  CHECK(h.request(0).computed == 112);
   CHECK(h.kv().used_blocks() == 0);
 }
 

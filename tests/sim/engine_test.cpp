@@ -52,18 +52,25 @@ struct Fixture {
   FixedCostModel cost{
       FixedCostModel::Params{10'000, 5'000'000, 0, 1}};  // 10 µs/token, 5 ms/decode step
 
-  explicit Fixture(std::int64_t blocks = 1000, int replicas = 1, std::int32_t max_len = 4096) {
+  // `scheduler`: a kind for make_replica_scheduler; empty = SarathiScheduler built directly.
+  explicit Fixture(std::int64_t blocks = 1000, int replicas = 1, std::int32_t max_len = 4096,
+                   const std::string& scheduler = "") {
     gpu.name = "fake";
     model.name = "fake";
     SchedulerOptions o;
     o.max_num_batched_tokens = 512;
     o.max_num_seqs = 8;
+    o.max_model_len = max_len;
     for (int i = 0; i < replicas; ++i) {
       ReplicaSpec spec;
       spec.gpu = &gpu;
       spec.model = &model;
-      fleet.push_back(std::make_unique<Replica>(i, spec, std::make_unique<SarathiScheduler>(o),
-                                                KvCache(blocks, 16, 0.0), max_len));
+      std::unique_ptr<ReplicaScheduler> s =
+          scheduler.empty()
+              ? std::make_unique<SarathiScheduler>(o)
+              : make_replica_scheduler(ConfigNode::parse("kind: " + scheduler, "test"), o);
+      fleet.push_back(
+          std::make_unique<Replica>(i, spec, std::move(s), KvCache(blocks, 16, 0.0), max_len));
     }
   }
 };
@@ -161,7 +168,9 @@ TEST_CASE("A request that can never fit is rejected and counted, never dropped",
 
 TEST_CASE("A request needs KV for prompt + output - 1 tokens: the last token is never written",
           "[engine]") {
-  Fixture f(/*blocks=*/10, 1, /*max_len=*/4096);  // 160 tokens of KV
+  const std::string kind = GENERATE(as<std::string>{}, "sarathi", "vllm", "orca");
+  INFO("scheduler " << kind);
+  Fixture f(/*blocks=*/10, 1, /*max_len=*/4096, kind);  // 160 tokens of KV
   // 100 + 61: the 61st output token is sampled from the KV of 160 tokens and never stored.
   ListWorkload w({spec(0, 100, 61), spec(1, 100, 62)});
   Recorder rec;
