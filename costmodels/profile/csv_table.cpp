@@ -1,6 +1,7 @@
 #include "costmodels/profile/csv_table.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -43,6 +44,15 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (lineno == 1) {
       t.header_ = split(line);
+      for (std::size_t i = 0; i < t.header_.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+          if (!t.header_[i].empty() && t.header_[i] == t.header_[j]) {
+            throw_input_error(
+                source, 1, 0,
+                "column '" + t.header_[i] + "' appears twice (expected each column once)");
+          }
+        }
+      }
       continue;
     }
     if (line.empty()) continue;
@@ -79,9 +89,9 @@ double CsvTable::number(std::size_t row, std::size_t col) const {
   const std::string& s = cells_[row][col];
   double v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) {
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || !std::isfinite(v)) {
     throw_input_error(source_, lines_[row], 0,
-                      "column '" + header_[col] + "': '" + s + "' is not a number");
+                      "column '" + header_[col] + "': '" + s + "' is not a finite number");
   }
   return v;
 }

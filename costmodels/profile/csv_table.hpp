@@ -22,6 +22,8 @@ class CsvTable {
   // 1-based line number of data row `row` in the file.
   int line(std::size_t row) const { return lines_[row]; }
   const std::string& cell(std::size_t row, std::size_t col) const { return cells_[row][col]; }
+  const std::string& column_name(std::size_t col) const { return header_[col]; }
+  // A finite number (nan and inf are errors naming the file, line and column).
   double number(std::size_t row, std::size_t col) const;
   // An empty cell reads as `fallback`; anything else must be a number.
   double number_or(std::size_t row, std::size_t col, double fallback) const;

@@ -75,7 +75,27 @@ TEST_CASE("a malformed profile row is an error naming its line", "[costmodels][p
     CHECK_THAT(e.what(), Catch::StartsWith("mlp.csv:3:") && Catch::Contains("'abc'"));
   }
   CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header() + mlp_row("0.1", "0"), "m.csv"),
-                    Catch::StartsWith("m.csv:2:") && Catch::Contains("positive integer"));
+                    Catch::StartsWith("m.csv:2:") && Catch::Contains("'num_tokens'") &&
+                        Catch::Contains("expected a whole number in [1, "));
+  // Counts beyond any real profile (they would overflow the casts or the per-TP tables).
+  CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header() + mlp_row("0.1", "1e12"), "m.csv"),
+                    Catch::StartsWith("m.csv:2:") && Catch::Contains("'num_tokens'"));
+  CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header() + mlp_row("0.1", "inf"), "m.csv"),
+                    Catch::StartsWith("m.csv:2:") && Catch::Contains("not a finite number"));
+  // A GEMM's time must be there and finite: nan, inf or an empty cell is not dropped silently.
+  for (const std::string bad : {"nan", "inf", ""}) {
+    INFO("qkv cell '" << bad << "'");
+    CHECK_THROWS_WITH(
+        parse_vidur_mlp(mlp_header() + good + mlp_row(bad, "32"), "m.csv"),
+        Catch::StartsWith("m.csv:3:") && Catch::Contains("time_stats.attn_pre_proj.median"));
+  }
+  // An empty light-op cell reads as "not timed".
+  std::string no_act = good;
+  no_act.replace(no_act.find("0.007"), 5, "");
+  CHECK(std::isnan(parse_vidur_mlp(mlp_header() + no_act, "m.csv")[0]
+                       .ms[static_cast<std::size_t>(VidurOp::kMlpAct)]));
+  CHECK_THROWS_WITH(parse_vidur_mlp("num_tokens,num_tokens\n1,2\n", "d.csv"),
+                    Catch::StartsWith("d.csv:1:") && Catch::Contains("appears twice"));
   CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header() + "1,2,3\n", "m.csv"),
                     Catch::StartsWith("m.csv:2:") && Catch::Contains("3 cells"));
   // A header without rows is an error, not an empty result the tools then index.
