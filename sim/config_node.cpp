@@ -312,6 +312,14 @@ double ConfigNode::get_fraction(std::string_view key, double fallback) const {
   return v;
 }
 
+double ConfigNode::get_positive_fraction(std::string_view key, double fallback) const {
+  if (!has(key)) return fallback;
+  const ConfigNode n = at(key);
+  const double v = n.as_double();
+  if (!(v > 0 && v <= 1)) n.fail(fmt::format("expected a number in (0, 1], got {}", v));
+  return v;
+}
+
 void ConfigNode::require_map(std::string_view what) const {
   if (!node_.IsMap()) fail(fmt::format("expected {} (a map), got {}", what, scalar_text(node_)));
 }

@@ -72,6 +72,8 @@ class ConfigNode {
   std::int64_t get_positive_int(std::string_view key) const;
   std::int64_t get_positive_int(std::string_view key, std::int64_t fallback) const;
   double get_fraction(std::string_view key, double fallback) const;  // in [0, 1]
+  // A share that must not be zero (an efficiency, an achieved fraction of a peak): in (0, 1].
+  double get_positive_fraction(std::string_view key, double fallback) const;
 
   // Error if this map holds a key not in `known` (message lists the known keys).
   void check_keys(std::initializer_list<std::string_view> known) const;

@@ -61,8 +61,8 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
     g->check_keys({"source", "efficiency", "clock_fraction", "launch_ns", "launch_model",
                    "cluster_size", "ctas_per_sm", "tiles", "split_k_min_k", "knee_q", "wave_ns",
                    "accumulator_budget", "lone_cta_utilization"});
-    gemm_efficiency = g->get_positive("efficiency", gemm_efficiency);
-    clock_fraction = g->get_positive("clock_fraction", clock_fraction);
+    gemm_efficiency = g->get_positive_fraction("efficiency", gemm_efficiency);
+    clock_fraction = g->get_positive_fraction("clock_fraction", clock_fraction);
     gemm_launch_ns = g->get_nonnegative("launch_ns", gemm_launch_ns);
     if (auto m = g->find("launch_model")) launch_model = parse_launch_model(*m);
     cluster_size = static_cast<int>(g->get_positive_int("cluster_size", cluster_size));
@@ -87,14 +87,16 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
   }
   if (auto m = section(a, "memory", complete, {"eta_max", "x_half"})) {
     m->check_keys({"source", "eta_max", "x_half"});
-    eta_max = m->get_positive("eta_max", eta_max);
+    eta_max = m->get_positive_fraction("eta_max", eta_max);
     x_half = m->get_nonnegative("x_half", x_half);
   }
   if (auto t = section(a, "attention", complete,
                        {"prefill_efficiency", "decode_bw_fraction", "floor_ns"})) {
     t->check_keys({"source", "prefill_efficiency", "decode_bw_fraction", "floor_ns"});
-    prefill_attn_efficiency = t->get_positive("prefill_efficiency", prefill_attn_efficiency);
-    decode_attn_bw_fraction = t->get_positive("decode_bw_fraction", decode_attn_bw_fraction);
+    prefill_attn_efficiency =
+        t->get_positive_fraction("prefill_efficiency", prefill_attn_efficiency);
+    decode_attn_bw_fraction =
+        t->get_positive_fraction("decode_bw_fraction", decode_attn_bw_fraction);
     attn_floor_ns = t->get_nonnegative("floor_ns", attn_floor_ns);
   }
   if (auto l = section(a, "light", complete, {"graph_launch_scale", "row_ctas_per_sm"})) {
@@ -108,7 +110,7 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
               section(*l, kLightNames[i], complete, {"floor_ns", "bw_fraction", "row_elem_ns"})) {
         k->check_keys({"floor_ns", "bw_fraction", "row_elem_ns", "source"});
         light[i].floor_ns = k->get_nonnegative("floor_ns", light[i].floor_ns);
-        light[i].bw_fraction = k->get_positive("bw_fraction", light[i].bw_fraction);
+        light[i].bw_fraction = k->get_positive_fraction("bw_fraction", light[i].bw_fraction);
         light[i].row_elem_ns = k->get_nonnegative("row_elem_ns", light[i].row_elem_ns);
       }
     }
@@ -117,8 +119,8 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
                        {"nvlink_efficiency", "pcie_efficiency", "hop_latency_ns"})) {
     c->check_keys({"source", "nvlink_efficiency", "pcie_efficiency", "hop_latency_ns", "algorithm",
                    "custom_max_bytes"});
-    nvlink_efficiency = c->get_positive("nvlink_efficiency", nvlink_efficiency);
-    pcie_efficiency = c->get_positive("pcie_efficiency", pcie_efficiency);
+    nvlink_efficiency = c->get_positive_fraction("nvlink_efficiency", nvlink_efficiency);
+    pcie_efficiency = c->get_positive_fraction("pcie_efficiency", pcie_efficiency);
     hop_latency_ns = c->get_nonnegative("hop_latency_ns", hop_latency_ns);
     if (auto alg = c->find("algorithm")) {
       const std::string s = alg->as_string();

@@ -114,6 +114,27 @@ TEST_CASE(
                   InputError);
 }
 
+TEST_CASE("efficiencies and achieved fractions above 1 or at 0 are input errors",
+          "[costmodels][analytical][bad-input]") {
+  // Each would otherwise price work faster than the datasheet peak (or divide by zero).
+  for (const std::string yaml :
+       {"gemm: {efficiency: 1.8}", "gemm: {clock_fraction: 0}", "memory: {eta_max: 3.5}",
+        "attention: {decode_bw_fraction: 5}", "attention: {prefill_efficiency: 35}",
+        "light: {rmsnorm: {bw_fraction: 7}}", "collectives: {nvlink_efficiency: 1.5}",
+        "collectives: {pcie_efficiency: 0}"}) {
+    INFO(yaml);
+    AnalyticalParams p;
+    CHECK_THROWS_WITH(
+        p.apply_analytical(ConfigNode::parse(yaml, "hw.yaml")),
+        Catch::StartsWith("hw.yaml:1:") && Catch::Contains("expected a number in (0, 1]"));
+  }
+  AnalyticalParams ok;
+  ok.apply_analytical(
+      ConfigNode::parse("gemm: {efficiency: 1}\nmemory: {eta_max: 0.9}", "hw.yaml"));
+  CHECK(ok.gemm_efficiency == 1);
+  CHECK(ok.eta_max == 0.9);
+}
+
 TEST_CASE(
     "every analytical term can be switched off and the full model is slower than the "
     "bare roofline",
