@@ -38,6 +38,18 @@ std::string ModelSpec::tp_problem(int tp) const {
   return fmt::format("{} does not divide the {} attention heads of {}", tp, num_heads, name);
 }
 
+std::string ModelSpec::pp_problem(int pp) const {
+  if (pp >= 1 && pp <= num_layers) return "";
+  return fmt::format("{} pipeline stages exceed the {} layers of {} (expected 1 to {})", pp,
+                     num_layers, name, num_layers);
+}
+
+std::string GpuSpec::power_cap_problem(double watts) const {
+  if (watts >= min_power_w && watts <= tdp_w) return "";
+  return fmt::format("{} W is outside {}'s power limits (expected {} to {} W)", watts, name,
+                     min_power_w, tdp_w);
+}
+
 double ModelSpec::kv_bytes_per_token_per_layer(double dtype_bytes) const {
   if (kv_lora_rank > 0) return (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
   return 2.0 * num_kv_heads * head_dim * dtype_bytes;

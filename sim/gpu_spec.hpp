@@ -29,6 +29,10 @@ struct GpuSpec {
   double nvlink_gb_per_s = 0;  // per GPU, bidirectional; 0 when absent
   double pcie_gb_per_s = 0;    // per direction
   ConfigNode file;             // the whole hardware file, for plug-in sections
+
+  // Why a board power cap of `watts` cannot be set ("" when it can): as `nvidia-smi -pl`, within
+  // [min_power_w (when known), tdp_w].
+  std::string power_cap_problem(double watts) const;
 };
 
 // Architecture of one model, read from configs/models/<org>/<name>.yaml.
@@ -76,6 +80,9 @@ struct ModelSpec {
   // Why tensor parallelism `tp` cannot shard this model ("" when it can): every rank needs whole
   // attention heads.
   std::string tp_problem(int tp) const;
+  // Why `pp` pipeline stages cannot split this model ("" when they can): every stage needs a
+  // layer.
+  std::string pp_problem(int pp) const;
 };
 
 }  // namespace servesim

@@ -81,6 +81,14 @@ BuiltRun build_run(const RunConfig& config) {
     if (const std::string why = spec.model->tp_problem(spec.tp); !why.empty()) {
       g.node.at("tp").fail("tp = " + why);
     }
+    if (const std::string why = spec.model->pp_problem(spec.pp); !why.empty()) {
+      g.node.at("pp").fail("pp: " + why);
+    }
+    if (g.power_cap_w > 0) {
+      if (const std::string why = spec.gpu->power_cap_problem(g.power_cap_w); !why.empty()) {
+        g.node.at("power_cap_w").fail("power_cap_w: " + why);
+      }
+    }
     SchedulerOptions options = base_options;
     if (options.max_model_len <= 0) options.max_model_len = spec.model->max_position_embeddings;
     if (spec.model->max_position_embeddings > 0 &&

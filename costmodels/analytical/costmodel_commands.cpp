@@ -266,6 +266,9 @@ std::string run_predict(const CostmodelArgs& a) {
   if (const std::string why = model.tp_problem(a.tp); !why.empty()) {
     throw InputError("--tp: " + why);
   }
+  if (const std::string why = model.pp_problem(a.pp); !why.empty()) {
+    throw InputError("--pp: " + why);
+  }
   ReplicaSpec r;
   r.gpu = &c.gpu;
   r.model = &model;

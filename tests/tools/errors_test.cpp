@@ -181,4 +181,26 @@ TEST_CASE("a replica's CUDA-graph settings are checked: a known mode, a positive
                                    "integer ≤ 2147483647, got 0"));
 }
 
+TEST_CASE("more pipeline stages than layers, or a power cap outside the board's limits, is refused",
+          "[errors]") {
+  const std::string config = "tests/tools/configs/golden_fixed.yaml";
+  const auto pp = bad_input_message("pp_layers", {config, "--set", "replicas.0.pp=64"});
+  CHECK_THAT(pp, Catch::Contains("--set replicas.0.pp=64") &&
+                     Catch::Contains("64 pipeline stages exceed the 32 layers of "
+                                     "meta-llama/Llama-2-7b-hf (expected 1 to 32)"));
+  // The A100-80GB file: min_power_w 100, tdp_w 400.
+  for (const std::string watts : {"5", "5000"}) {
+    const auto cap = bad_input_message("power_cap_" + watts,
+                                       {config, "--set", "replicas.0.power_cap_w=" + watts});
+    CHECK_THAT(cap, Catch::Contains("power_cap_w: " + watts +
+                                    " W is outside a100-80gb's power limits (expected 100 to "
+                                    "400 W)"));
+  }
+  const auto dir = fresh_dir("power_cap_ok");
+  const auto ok = run_simulate({config, "--set", "replicas.0.power_cap_w=300", "--set",
+                                "replicas.0.pp=2", "--out", dir.string(), "--quiet"});
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+}
+
 }  // namespace servesim::test
