@@ -26,6 +26,10 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
     last = row.arrival;
     ++rows_;
   }
+  if (rows_ == 0) {
+    throw InputError(fmt::format("{}: no usable rows (expected at least one request row{})", path,
+                                 check.counts().error_rows > 0 ? " with has_error = 0" : ""));
+  }
   const SimTime span = last - first;
   // A rescaled last arrival past the horizon is an error (before any int64 arithmetic wraps).
   auto check_horizon = [&](double rescaled_last, std::string_view key, double value) {

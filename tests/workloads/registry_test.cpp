@@ -84,6 +84,12 @@ TEST_CASE("an arrival earlier than the previous row is an error at its line",
                       "row (expected rows sorted by arrival)"));
 }
 
+TEST_CASE("a trace with a header and no rows is an error, not an empty run",
+          "[workloads][bad-input]") {
+  CHECK_THAT(error_of(trace_yaml("vidur", fixture("header_only.csv"))),
+             Contains("header_only.csv: no usable rows (expected at least one request row)"));
+}
+
 TEST_CASE("a NaN timestamp is an error at its line", "[workloads][bad-input]") {
   CHECK_THAT(error_of(trace_yaml("vidur", fixture("nan_time.csv"))),
              Contains("nan_time.csv:3: column 'arrived_at': expected a time in seconds ≥ 0, got "
