@@ -62,7 +62,15 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
   ctx->file = source;
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      // yaml-cpp's Load would read the first and drop the rest without a word.
+      const YAML::Mark m = docs[1].Mark();
+      throw_input_error(
+          source, m.line >= 0 ? m.line + 1 : 0, m.line >= 0 ? m.column + 1 : 0,
+          fmt::format("a second YAML document (expected one document, got {})", docs.size()));
+    }
+    if (!docs.empty()) root = docs.front();
   } catch (const YAML::Exception& e) {
     throw_input_error(source, e.mark.line + 1, e.mark.column + 1, e.msg);
   }

@@ -64,3 +64,12 @@ TEST_CASE("Overrides given with --set edit nested keys and errors name the flag"
 TEST_CASE("YAML syntax errors carry the position", "[config]") {
   CHECK_THROWS_WITH(ConfigNode::parse("a: [1, 2\nb: 3\n", "y.yaml"), Contains("y.yaml:"));
 }
+
+TEST_CASE("A second YAML document is an error, not silently dropped", "[config]") {
+  CHECK_THROWS_WITH(
+      ConfigNode::parse("seed: 1\n---\nseed: 7\n", "two.yaml"),
+      Contains("two.yaml:3:1: a second YAML document (expected one document, got 2)"));
+  // A leading document marker alone is still one document.
+  CHECK(ConfigNode::parse("---\nseed: 1\n", "one.yaml").get_int("seed", 0) == 1);
+  CHECK(ConfigNode::parse("", "empty.yaml").size() == 0);
+}
