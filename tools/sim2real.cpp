@@ -19,16 +19,33 @@
 
 namespace {
 
-std::vector<std::string> split_ids(const std::string& s) {
+// The ids of a comma-separated list ("a, b" means a and b); an empty list means none, but an
+// empty item ("a,,b", ",") is an error naming `flag`.
+std::vector<std::string> split_ids(const std::string& s, std::string_view flag) {
   std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto first = item.find_first_not_of(" \t");  // "a, b" means a and b
-    if (first == std::string::npos) continue;
+  if (s.find_first_not_of(" \t") == std::string::npos) return out;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = s.find(',', start);
+    const std::string item = s.substr(start, comma == std::string::npos ? comma : comma - start);
+    const auto first = item.find_first_not_of(" \t");
+    if (first == std::string::npos) {
+      throw servesim::InputError(
+          fmt::format("{}: empty run id in '{}' (expected comma-separated run ids)", flag, s));
+    }
     out.push_back(item.substr(first, item.find_last_not_of(" \t") - first + 1));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
   }
-  return out;
+}
+
+// Creates the --out folder before any replay runs, so a bad path fails at once.
+void make_out_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    throw servesim::InputError(fmt::format("--out: cannot create the folder '{}' ({})", dir,
+                                           ec ? ec.message() : "a file of that name exists"));
+  }
 }
 
 }  // namespace
@@ -91,7 +108,8 @@ int main(int argc, char** argv) {
     options.prefix_caching = !no_prefix_caching;
     const std::vector<Experiment> all = read_experiments(csv);
     std::vector<const Experiment*> selected;
-    const auto only_ids = split_ids(only);
+    if (!out_dir.empty()) make_out_dir(out_dir);
+    const auto only_ids = split_ids(only, "--only");
     for (const auto& id : only_ids) {
       const auto it =
           std::find_if(all.begin(), all.end(), [&](const auto& e) { return e.id == id; });
@@ -105,7 +123,7 @@ int main(int argc, char** argv) {
       }
     }
     Report report;
-    for (const auto& id : split_ids(held_out)) report.held_out.insert(id);
+    for (const auto& id : split_ids(held_out, "--held-out")) report.held_out.insert(id);
     check_held_out(all, report.held_out, options, csv, /*ids_only=*/true);  // before any fit
     if (fit) {
       const FitResult f = fit_engine_constants(all, report.held_out, options, csv);
@@ -123,7 +141,7 @@ int main(int argc, char** argv) {
     for (const Experiment* e : selected) {
       if (!out_dir.empty()) {
         const auto dir = std::filesystem::path(out_dir) / ("sim2real_" + e->id);
-        std::filesystem::create_directories(dir);
+        make_out_dir(dir.string());
         std::ofstream f(dir / "config.yaml");
         f << make_config_yaml(*e, options, (dir / "out").string());
         if (!f)
@@ -133,8 +151,10 @@ int main(int argc, char** argv) {
     summarize(report);
     const auto doc = to_json(report);
     if (!out_dir.empty()) {
-      std::ofstream f(std::filesystem::path(out_dir) / "report.json");
+      const auto path = std::filesystem::path(out_dir) / "report.json";
+      std::ofstream f(path);
       f << doc.dump(2) << "\n";
+      if (!f) throw servesim::InputError(fmt::format("{}: cannot write", path.string()));
     }
     if (json) {
       std::cout << doc.dump(2) << "\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <set>
 
@@ -124,6 +125,32 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
     CHECK_THAT(err.what(), Contains("experiments.csv:7: run x1:"));
     CHECK_THAT(err.what(), Contains("nobody/No-Such-Model-7B"));
   }
+}
+
+TEST_CASE("a trace whose row count differs from n_requests_trace is an error and not scored",
+          "[sim2real][replay][data]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  Experiment e = find(shared->runs, "tv-l2-7b-codegen");
+  REQUIRE(e.n_requests_trace == 9000);
+  // The same trace cut after its first 100 requests.
+  const auto cut = std::filesystem::temp_directory_path() / "servesim_cut_trace.csv";
+  {
+    std::ifstream in(e.trace_file);
+    std::ofstream out(cut);
+    std::string line;
+    for (int i = 0; i < 101 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  e.trace_file = cut.string();
+  try {
+    replay(e, ReplayOptions{}, shared->csv);
+    FAIL("no error");
+  } catch (const InputError& err) {
+    CHECK_THAT(err.what(), Contains("run tv-l2-7b-codegen:") &&
+                               Contains("servesim_cut_trace.csv: 100 request rows, but "
+                                        "n_requests_trace says 9000"));
+  }
+  std::filesystem::remove(cut);
 }
 
 TEST_CASE("concurrent replays give each run its own result in order and the first failure wins",

@@ -1,5 +1,8 @@
 // Bad inputs make `simulate` exit 1 with a message that says where (file:line:col, or the --set
 // that caused it) and what was expected; usage errors exit 2. Fixtures live in tests/tools/bad/.
+#include <filesystem>
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "tests/tools/tool_runner.hpp"
@@ -201,6 +204,28 @@ TEST_CASE("more pipeline stages than layers, or a power cap outside the board's 
                                 "replicas.0.pp=2", "--out", dir.string(), "--quiet"});
   INFO(ok.output);
   CHECK(ok.exit_code == 0);
+}
+
+TEST_CASE("sim2real refuses an empty run id and an --out that is a file", "[errors][sim2real]") {
+  const std::string csv = (source_root() / "../shared/data/sim2real/experiments.csv").string();
+  if (!std::filesystem::exists(csv)) {
+    WARN("skipped: " << csv << " is absent (needs ../shared/data)");
+    return;
+  }
+  for (const std::string ids : {",", "1,,4", "1,"}) {
+    const auto r = run_sim2real({"--experiments", csv, "--only", ids, "--sensitivity", "0"});
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::Contains("--only: empty run id in '" + ids +
+                                         "' (expected comma-separated run ids)"));
+  }
+  const auto file = fresh_dir("sim2real_out_file") / "a_file";
+  { std::ofstream(file) << "x\n"; }
+  const auto r = run_sim2real(
+      {"--experiments", csv, "--only", "1", "--sensitivity", "0", "--out", file.string()});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("--out: cannot create the folder '" + file.string() + "'"));
 }
 
 }  // namespace servesim::test

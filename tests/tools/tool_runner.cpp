@@ -56,6 +56,10 @@ CommandResult run_simulate(const std::vector<std::string>& args) {
   return run_command(SERVESIM_SIMULATE_BIN, args);
 }
 
+CommandResult run_sim2real(const std::vector<std::string>& args) {
+  return run_command(SERVESIM_SIM2REAL_BIN, args);
+}
+
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::path(SERVESIM_TOOLS_TEST_OUT) / name;
   fs::remove_all(dir);

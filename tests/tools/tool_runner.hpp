@@ -21,6 +21,8 @@ CommandResult run_command(const std::string& program, const std::vector<std::str
 
 // Runs the `simulate` binary built next to these tests, in the repository root.
 CommandResult run_simulate(const std::vector<std::string>& args);
+// Runs the `sim2real` binary built next to these tests, in the repository root.
+CommandResult run_sim2real(const std::vector<std::string>& args);
 
 // A fresh, empty folder under the build tree for one test's outputs.
 std::filesystem::path fresh_dir(const std::string& name);

@@ -285,7 +285,15 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   RunConfig config;
   LatencyRecorder rec;
   try {
-    if (res.kind == ReplayKind::kExact) trace = read_trace(e.trace_file);
+    if (res.kind == ReplayKind::kExact) {
+      trace = read_trace(e.trace_file);
+      // A cut or padded trace would be scored as if it were the measured run.
+      if (e.n_requests_trace > 0 && static_cast<std::int64_t>(trace.size()) != e.n_requests_trace) {
+        throw InputError(fmt::format(
+            "{}: {} request rows, but n_requests_trace says {} (expected the whole trace)",
+            e.trace_file, trace.size(), e.n_requests_trace));
+      }
+    }
     res.engine = engine_for(e, o);  // resolved once: by image unless forced
     ReplayOptions resolved = o;
     resolved.engine = res.engine;
