@@ -102,7 +102,9 @@ int main(int argc, char** argv) {
     sub->add_option("--trees", rf.train.forest.trees, "trees per forest")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    sub->add_option("--seed", rf.train.forest.seed, "forest seed")->capture_default_str();
+    sub->add_option("--seed", rf.train.forest.seed, "forest seed")
+        ->check(servesim::whole_number_in(0, UINT64_MAX))
+        ->capture_default_str();
     sub->add_option("--threads", rf.train.threads, "forests trained at once")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();

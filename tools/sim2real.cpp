@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
   app.add_option(
       "--held-out", held_out,
       "Traced runs held out of any fit (comma-separated ids; default: " + held_out + ")");
-  app.add_option("--seed", options.seed, "Seed of the regenerated workloads");
+  app.add_option("--seed", options.seed, "Seed of the regenerated workloads")
+      ->check(servesim::whole_number_in(0, UINT64_MAX));
   app.add_option("--output-tokens", options.output_tokens,
                  "nominal (output_len per request of ignore_eos runs) or trace")
       ->check(CLI::IsMember({"nominal", "trace"}));
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads,
                  "Replays run at once (oneTBB; default 0: one per core). Results do not depend on "
                  "it; per-run wall times are cleanest with 1")
-      ->check(CLI::NonNegativeNumber);
+      ->check(servesim::whole_number_in(0, 4096));
   double sensitivity_pct = 2;
   app.add_option("--sensitivity", sensitivity_pct,
                  "Replay each run twice more with every step time +/- this many percent and "

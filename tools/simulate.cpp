@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   app.add_option("--set", overrides, "Override a config key: key.path=value (repeatable)");
   app.add_option("--out", out_dir, "Output folder (default: output.dir or out/<name>)");
   app.add_option("--seed", seed, "Seed (overrides the config's seed), an integer ≥ 0")
-      ->check(CLI::NonNegativeNumber);
+      ->check(servesim::whole_number_in(0, UINT64_MAX));
   app.add_flag("--quiet,-q", quiet, "Print nothing but errors");
   app.add_flag("--no-outputs", no_outputs, "Write no files (summary table only)");
   double sensitivity_pct = 0;

@@ -1,6 +1,7 @@
 #include "tools/tool_common.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -305,6 +306,21 @@ std::string format_summary_table(const nlohmann::json& s) {
     for (const auto& n : s["outputs"]["notes"]) out += "note       " + n.get<std::string>() + "\n";
   }
   return out;
+}
+
+CLI::Validator whole_number_in(std::uint64_t lo, std::uint64_t hi) {
+  const std::string range = fmt::format("a whole number in [{}, {}]", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < lo ||
+            v > hi) {
+          return fmt::format("'{}' is not {}", text, range);
+        }
+        return "";
+      },
+      range);
 }
 
 int tool_main(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {

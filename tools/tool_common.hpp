@@ -54,6 +54,11 @@ std::string format_summary_table(const nlohmann::json& summary);
 // "internal error", exit 3.
 int guarded_main(const std::function<int()>& body);
 
+// A CLI11 check for an integer option: decimal digits only, within [lo, hi]. CLI11's own
+// NonNegativeNumber lets an unsigned option saturate (a 23-digit seed became 2^64 − 1) and words
+// its error with the double range.
+CLI::Validator whole_number_in(std::uint64_t lo, std::uint64_t hi);
+
 // A tool's main: parses the command line (--help exits 0, a usage error exits 2 with CLI11's
 // message), then runs `body` under guarded_main.
 int tool_main(CLI::App& app, int argc, char** argv, const std::function<int()>& body);

@@ -139,12 +139,17 @@ TEST_CASE("simulate --help exits 0 and lists its options", "[usage]") {
 }
 
 // CLI11 2.1 would convert "-1" to an unsigned seed by wrapping; simulate checks the sign.
-TEST_CASE("a negative --seed is a usage error", "[usage]") {
+// A seed past 2^64 − 1 saturated silently before the check was ours.
+TEST_CASE("a negative or too large --seed is a usage error", "[usage]") {
   const auto dir = fresh_dir("negative_seed");
-  const auto r = run_simulate(
-      {"tests/tools/configs/golden_fixed.yaml", "--seed", "-1", "--out", dir.string(), "--quiet"});
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
+  for (const std::string seed : {"-1", "99999999999999999999999", "1e3"}) {
+    const auto r = run_simulate({"tests/tools/configs/golden_fixed.yaml", "--seed", seed, "--out",
+                                 dir.string(), "--quiet"});
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains("--seed: '" + seed +
+                                         "' is not a whole number in [0, 18446744073709551615]"));
+  }
 }
 
 // yaml-cpp keeps both pairs of a duplicated key and lookups find the first; ConfigNode rejects
