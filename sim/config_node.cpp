@@ -170,7 +170,18 @@ std::string ConfigNode::where() const {
     }
   }
   const YAML::Mark m = node_.IsNull() && !key_mark_.is_null() ? key_mark_ : node_.Mark();
-  if (m.is_null()) return ctx_->file;
+  if (m.is_null()) {
+    // A section with no place in the file was made by a --set of a deeper path
+    // (scheduler.foo.bar=5 makes scheduler.foo).
+    for (auto it = ctx_->overrides.rbegin(); it != ctx_->overrides.rend(); ++it) {
+      const auto& [p, assignment] = *it;
+      if (!dotted.empty() && p.size() > dotted.size() && p.compare(0, dotted.size(), dotted) == 0 &&
+          p[dotted.size()] == '.') {
+        return "--set " + assignment;
+      }
+    }
+    return ctx_->file;
+  }
   return fmt::format("{}:{}:{}", ctx_->file, m.line + 1, m.column + 1);
 }
 

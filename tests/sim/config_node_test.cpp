@@ -5,6 +5,7 @@
 #include "sim/input_error.hpp"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using servesim::ConfigNode;
 using servesim::InputError;
 
@@ -59,6 +60,10 @@ TEST_CASE("Overrides given with --set edit nested keys and errors name the flag"
   CHECK_THROWS_AS(root.apply_override("novalue"), InputError);
   CHECK_THROWS_WITH(root.apply_override("scheduler.kind.x=1"),
                     Contains("is a value, not a section"));
+  // A section the --set itself created (scheduler.foo) is blamed on that flag, not on the file.
+  root.apply_override("scheduler.foo.bar=5");
+  CHECK_THROWS_WITH(root.at("scheduler").check_keys({"kind", "chunk_size"}),
+                    StartsWith("--set scheduler.foo.bar=5: unknown key 'foo' in scheduler"));
 }
 
 TEST_CASE("YAML syntax errors carry the position", "[config]") {
