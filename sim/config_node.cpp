@@ -50,8 +50,7 @@ ConfigNode::ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::strin
     : ctx_(std::move(ctx)), node_(std::move(node)), path_(std::move(path)) {}
 
 ConfigNode ConfigNode::load_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  std::ifstream in = open_input_file(path, "a YAML file");
   std::stringstream text;
   text << in.rdbuf();
   return parse(text.str(), path);

@@ -25,8 +25,8 @@ bool blank(std::string_view s) {
 
 }  // namespace
 
-CsvReader::CsvReader(std::string path) : path_(std::move(path)), in_(path_) {
-  if (!in_) throw InputError(fmt::format("{}: cannot open file", path_));
+CsvReader::CsvReader(std::string path)
+    : path_(std::move(path)), in_(open_input_file(path_, "a CSV file")) {
   if (!std::getline(in_, buf_) || blank(buf_)) {
     throw_input_error(path_, 1, 0, "empty file (expected a header line of column names)");
   }

@@ -26,8 +26,7 @@ std::vector<std::string> split(const std::string& line) {
 }  // namespace
 
 CsvTable CsvTable::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw_input_error(path, 0, 0, "cannot open file (expected a readable CSV profile)");
+  std::ifstream in = open_input_file(path, "a readable CSV profile");
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse(ss.str(), path);

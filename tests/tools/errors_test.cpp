@@ -108,6 +108,14 @@ TEST_CASE("a YAML syntax error is an error at its line and column", "[errors]") 
   CHECK_THAT(out, Catch::Contains("end of map flow not found"));
 }
 
+TEST_CASE("a folder given as the config is an error saying so", "[errors]") {
+  const auto out = bad_input_message("config_folder", {"tests/tools/bad"});
+  CHECK_THAT(out, Catch::Contains("tests/tools/bad: is a folder (expected a YAML file)"));
+  const auto missing = bad_input_message("config_missing", {"tests/tools/bad/no_such.yaml"});
+  CHECK_THAT(missing,
+             Catch::Contains("tests/tools/bad/no_such.yaml: cannot open (expected a YAML file)"));
+}
+
 TEST_CASE("a bad input writes no summary.json", "[errors]") {
   const auto dir = fresh_dir("bad_input_no_outputs");
   const auto r = run_simulate({"tests/tools/bad/unknown_gpu.yaml", "--out", dir.string()});

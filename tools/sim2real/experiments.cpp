@@ -136,8 +136,7 @@ std::vector<std::string> split_csv_record(const std::string& line) {
 }
 
 std::vector<Experiment> read_experiments(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open (expected experiments.csv)", path));
+  std::ifstream in = open_input_file(path, "experiments.csv");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::string record;
   int line = 0;
@@ -227,8 +226,7 @@ std::vector<Experiment> read_experiments(const std::string& path) {
 }
 
 std::vector<TraceRequest> read_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open (expected a measured trace CSV)", path));
+  std::ifstream in = open_input_file(path, "a measured trace CSV");
   std::string record;
   int line = 0;
   if (!next_record(in, record, line)) throw InputError(fmt::format("{}: empty file", path));
