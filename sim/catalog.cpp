@@ -64,7 +64,13 @@ void Catalog::index() {
       for (const auto& p : files) {
         const ConfigNode f = ConfigNode::load_file(p.string());
         std::vector<std::string> names{p.stem().string()};
-        if (f.has("name")) names.push_back(f.get_string("name"));
+        if (f.has("name") && f.get_string("name") != p.stem().string()) {
+          // The catalog key is the file's stem; a different name would show up in every output.
+          f.at("name").fail(fmt::format(
+              "'{}' differs from the file's name '{}' (expected the same; other spellings "
+              "go in aliases)",
+              f.get_string("name"), p.stem().string()));
+        }
         if (auto aliases = f.find("aliases")) {
           for (const auto& a : aliases->items()) names.push_back(a.as_string());
         }

@@ -1,5 +1,8 @@
 #include "sim/catalog.hpp"
 
+#include <filesystem>
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "sim/input_error.hpp"
@@ -115,4 +118,14 @@ TEST_CASE("An interleaved MoE model counts expert and dense layers apart and is 
       "vocab_size: 10\nmax_position_embeddings: 256\nmoe_layer_interval: 2\n";
   CHECK_THROWS_WITH(Catalog::load_model(ConfigNode::parse(dense, "m.yaml")),
                     Contains("m.yaml:8:") && Contains("give num_experts"));
+}
+
+TEST_CASE("A hardware file whose name differs from its file name is rejected", "[catalog]") {
+  const auto dir = std::filesystem::temp_directory_path() / "servesim_catalog_name_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "hardware");
+  std::ofstream(dir / "hardware" / "qagpu.yaml") << "name: other\narch: ada\n";
+  CHECK_THROWS_WITH(Catalog({dir.string()}),
+                    Contains("qagpu.yaml:1:7: name: 'other' differs from the file's name 'qagpu'"));
+  std::filesystem::remove_all(dir);
 }
