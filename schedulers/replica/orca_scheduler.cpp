@@ -21,7 +21,7 @@ void OrcaScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
     // Orca reserves the request's whole life at admission: it never grows or preempts.
     if (!kv.grow(r->kv_blocks, r->spec.peak_kv_tokens())) break;
     admit_head();
-    schedule(batch, r, tokens);
+    schedule_prefill(batch, r, tokens, kv);
     budget -= tokens;
   }
 }

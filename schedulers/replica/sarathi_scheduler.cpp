@@ -42,7 +42,7 @@ void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
     if (r->is_decode() || r->step_tokens > 0) continue;
     const std::int32_t chunk = std::min(r->pending_tokens(), budget);
     if (!grow_or_preempt(r, chunk, kv, batch)) break;
-    schedule(batch, r, chunk);
+    schedule_prefill(batch, r, chunk, kv);
     budget -= chunk;
   }
   // 3. New (or preempted) requests, FCFS, while blocks above the watermark and seats allow. As in

@@ -17,6 +17,17 @@ void SchedulerBase::schedule(Batch& batch, Request* r, std::int32_t tokens) {
   batch.entries.push_back(BatchEntry{r, tokens});
 }
 
+void SchedulerBase::schedule_prefill(Batch& batch, Request* r, std::int32_t tokens, KvCache& kv) {
+  schedule(batch, r, tokens);
+  if (kv.prefix_caching() && r->spec.prefix_group >= 0) {
+    const std::int64_t prefix = std::min(r->spec.prefix_tokens, r->spec.prompt_tokens);
+    const std::int64_t blocks =
+        std::min<std::int64_t>(static_cast<std::int64_t>(r->computed) + tokens, prefix) /
+        kv.block_size();
+    kv.publish_prefix(r->spec.prefix_group, blocks, r->kv_blocks, r->kv_shared);
+  }
+}
+
 void SchedulerBase::preempt(Request* r, KvCache& kv, Batch& batch) {
   if (r->step_tokens > 0) {
     auto& e = batch.entries;
@@ -85,7 +96,7 @@ bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budg
   kv.record_prefix_lookup(queried, hits);
   r->cached_prefix = static_cast<std::int32_t>(hits * kv.block_size());
   admit_head();
-  schedule(batch, r, chunk);
+  schedule_prefill(batch, r, chunk, kv);
   return true;
 }
 
@@ -98,14 +109,7 @@ void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache&
   bool any_done = false;
   for (const auto& e : batch.entries) {
     Request* r = e.request;
-    if (kv.prefix_caching() && r->spec.prefix_group >= 0) {
-      // Publish before a finished request frees its blocks, so they stay cached (as in vLLM).
-      const std::int64_t prefix = std::min(r->spec.prefix_tokens, r->spec.prompt_tokens);
-      const std::int64_t computed_blocks =
-          std::min<std::int64_t>(r->computed, prefix) / kv.block_size();
-      kv.publish_prefix(r->spec.prefix_group, computed_blocks, r->kv_blocks, r->kv_shared);
-    }
-    if (r->done()) {
+    if (r->done()) {  // its published prefix blocks stay cached when freed (as in vLLM)
       free_kv(r, kv);
       finished.push_back(r);
       any_done = true;

@@ -32,6 +32,11 @@ class SchedulerBase : public ReplicaScheduler {
   void default_budget_to_whole_prompts();
   // Adds `tokens` of `r` to the batch being formed.
   static void schedule(Batch& batch, Request* r, std::int32_t tokens);
+  // Adds a prompt chunk of `tokens` of r and, with prefix caching, publishes the full blocks of
+  // r's shared prefix that this step computes, so a request admitted later in the same step
+  // already hits them (vLLM V1 caches a block's hash when it allocates it, before the forward
+  // pass; the KV is written layer by layer before any attention reads it).
+  static void schedule_prefill(Batch& batch, Request* r, std::int32_t tokens, KvCache& kv);
   // Recompute preemption: frees r's KV, forgets its computed tokens and puts it at the front of
   // the waiting queue. If r was already scheduled in `batch`, its entry is removed.
   void preempt(Request* r, KvCache& kv, Batch& batch);

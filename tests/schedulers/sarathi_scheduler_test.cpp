@@ -168,3 +168,23 @@ TEST_CASE("With async scheduling a request arriving mid-step joins one batch lat
   h.apply();
   CHECK(h.trace(2) == Trace{"B:3"});
 }
+
+TEST_CASE("Requests admitted in one step share the prefix blocks an earlier one computes in it",
+          "[schedulers][sarathi][prefix]") {
+  // vLLM V1 caches a block's hash when it allocates the block, so a request admitted after A in
+  // the same schedule() hits A's prefix blocks although their KV is written in this very step.
+  auto h = sarathi(8192, 128, KvCache(1000, 16, 0.0));
+  h.kv().set_prefix_caching(true);
+  for (int i = 0; i < 4; ++i) h.add(1024, 2, /*prefix_group=*/7, /*prefix_tokens=*/1000);
+  // 1000 prefix tokens = 62 full blocks (992 tokens): B, C and D compute only their last 32.
+  REQUIRE(h.trace(1) == Trace{"A:1024 B:32 C:32 D:32"});
+  for (int i = 1; i < 4; ++i) {
+    CHECK(h.request(i).cached_prefix == 992);
+    CHECK(h.request(i).kv_shared == 62);
+  }
+  CHECK(h.kv().used_blocks() == 64 + 3 * 2);  // A's 64 blocks, 2 private blocks each for B-D
+  CHECK(h.kv().prefix_hit_blocks() == 3 * 62);
+  h.trace(10);
+  CHECK(h.kv().used_blocks() == 0);
+  CHECK(h.kv().cached_free_blocks() == 62);
+}
