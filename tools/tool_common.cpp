@@ -114,6 +114,13 @@ BuiltRun build_run(const RunConfig& config) {
           options.max_num_batched_tokens, options.max_model_len));
     }
     std::unique_ptr<ReplicaScheduler> first = make_replica_scheduler(config.scheduler, options);
+    if (first->token_budget() < options.max_num_seqs) {
+      // vLLM refuses to start: a full batch of decodes would not fit one iteration's budget.
+      config.scheduler.fail(fmt::format(
+          "max_num_batched_tokens ({}{}) must be ≥ max_num_seqs ({}), as vLLM requires",
+          first->token_budget(), options.max_num_batched_tokens > 0 ? "" : ", the kind's default",
+          options.max_num_seqs));
+    }
     std::int64_t blocks = options.num_gpu_blocks;
     if (blocks <= 0) {
       // Activations are reserved for the budget the scheduler will really use (its default when

@@ -13,8 +13,9 @@ struct SchedulerOptions {
   std::int32_t block_size = 16;
   double gpu_memory_utilization = 0.9;
   std::int64_t num_gpu_blocks = 0;  // 0 = from the memory planner
-  double watermark = 0.01;          // fraction of blocks kept free at admission
-  std::int32_t max_model_len = 0;   // 0 = the model's max_position_embeddings
+  double watermark = 0.01;  // fraction of blocks kept free at admission (parsed default: 0 for
+                            // vLLM V1 chunked prefill, 0.01 otherwise)
+  std::int32_t max_model_len = 0;  // 0 = the model's max_position_embeddings
   bool enable_chunked_prefill = false;
   bool enable_prefix_caching = false;  // vLLM automatic prefix caching (block level)
   // vLLM V1 async scheduling (default on since about v0.13): the next batch is formed while the

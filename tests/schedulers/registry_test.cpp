@@ -147,6 +147,18 @@ TEST_CASE("chunk_size is Sarathi's name for the token budget", "[schedulers][reg
   CHECK(parse_scheduler_options(node).max_num_batched_tokens == 256);
 }
 
+TEST_CASE("The KV watermark defaults to none for vLLM V1 chunked prefill and 1% otherwise",
+          "[schedulers][registry]") {
+  auto watermark = [](const std::string& yaml) {
+    return parse_scheduler_options(ConfigNode::parse(yaml, "t.yaml")).watermark;
+  };
+  CHECK(watermark("kind: sarathi\n") == 0);
+  CHECK(watermark("kind: vllm\nenable_chunked_prefill: true\n") == 0);
+  CHECK(watermark("kind: vllm\n") == 0.01);
+  CHECK(watermark("kind: orca\n") == 0.01);
+  CHECK(watermark("kind: sarathi\nwatermark: 0.05\n") == 0.05);
+}
+
 TEST_CASE("vllm with enable_chunked_prefill is the sarathi scheduler", "[schedulers][registry]") {
   auto plain = scheduler_from("kind: vllm\n");
   CHECK(plain->name() == "vllm");

@@ -176,6 +176,18 @@ TEST_CASE("max_model_len longer than a replica's model context is refused", "[er
                                       "(4096 tokens"));
 }
 
+TEST_CASE("a token budget below max_num_seqs is refused as vLLM refuses it", "[errors]") {
+  const std::string config = "tests/tools/configs/golden_fixed.yaml";
+  const auto given = bad_input_message("budget_seqs", {config, "--set", "scheduler.chunk_size=4",
+                                                       "--set", "scheduler.max_num_seqs=8"});
+  CHECK_THAT(given, Catch::Contains("max_num_batched_tokens (4) must be ≥ max_num_seqs (8)"));
+  // The sarathi default budget (512) against 1024 seats.
+  const auto deflt = bad_input_message(
+      "budget_default", {config, "--set", "scheduler={kind: sarathi, max_num_seqs: 1024}"});
+  CHECK_THAT(deflt, Catch::Contains("max_num_batched_tokens (512, the kind's default) must be ≥ "
+                                    "max_num_seqs (1024)"));
+}
+
 TEST_CASE("an unknown scheduler kind is named before any budget check", "[errors]") {
   const auto out = bad_input_message(
       "scheduler_kind", {"tests/tools/configs/golden_fixed.yaml", "--set", "scheduler.kind=edf"});
