@@ -1,5 +1,6 @@
 #include "sim/kv_cache.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -12,6 +13,16 @@ KvCache::KvCache(std::int64_t total_blocks, std::int32_t block_size, double wate
           static_cast<std::int64_t>(std::floor(watermark * static_cast<double>(total_blocks)))) {
   if (total_blocks <= 0 || block_size <= 0) {
     throw std::invalid_argument("KvCache needs positive block count and size");
+  }
+  free_plain(total_blocks);
+}
+
+void KvCache::free_plain(std::int64_t n) {
+  if (n <= 0) return;
+  if (!free_.empty() && !free_.back().cached) {
+    free_.back().count += n;
+  } else {
+    free_.push_back(FreeRun{n, false, {}});
   }
 }
 
@@ -31,16 +42,25 @@ bool KvCache::grow(std::int64_t& held, std::int64_t tokens, bool keep_watermark)
 }
 
 void KvCache::take(std::int64_t blocks) {
-  // Never-used blocks first; then evict cached prefixes, least recently freed first.
-  const std::int64_t empty = total_ - used_ - cached_free_;
-  for (std::int64_t i = empty; i < blocks; ++i) evict_one();
+  // From the head of the free queue; a cached block taken there is evicted.
   used_ += blocks;
+  while (blocks > 0) {
+    FreeRun& head = free_.front();
+    if (head.cached) {
+      evict_one();
+      --blocks;
+      continue;
+    }
+    const std::int64_t n = std::min(head.count, blocks);
+    head.count -= n;
+    blocks -= n;
+    if (head.count == 0) free_.pop_front();
+  }
 }
 
 void KvCache::evict_one() {
-  const auto key = lru_.front();
-  lru_.pop_front();
-  cached_.erase(key);
+  cached_.erase(free_.front().key);
+  free_.pop_front();
   --cached_free_;
   ++evictions_;
 }
@@ -62,7 +82,7 @@ bool KvCache::acquire_prefix(std::int64_t group, std::int64_t n, std::int64_t& h
   for (std::int64_t i = 0; i < n; ++i) {
     Entry& e = cached_.at({group, i});
     if (e.refs++ == 0) {
-      lru_.erase(e.lru);
+      free_.erase(e.free_at);
       --cached_free_;
       ++used_;
     }
@@ -84,12 +104,14 @@ void KvCache::publish_prefix(std::int64_t group, std::int64_t computed_blocks, s
 }
 
 void KvCache::release(std::int64_t& held, std::int64_t& shared, std::int64_t group) {
+  // A request's blocks are freed tail first (as vLLM does), so its private tail blocks and then
+  // the prefix from its end are evicted before the prefix's head.
   used_ -= held - shared;
-  // Tail blocks of the prefix enter the LRU first so they are evicted before its head.
+  free_plain(held - shared);
   for (std::int64_t i = shared - 1; i >= 0; --i) {
     Entry& e = cached_.at({group, i});
     if (--e.refs == 0) {
-      e.lru = lru_.insert(lru_.end(), {group, i});
+      e.free_at = free_.insert(free_.end(), FreeRun{1, true, {group, i}});
       ++cached_free_;
       --used_;
     }
@@ -100,6 +122,7 @@ void KvCache::release(std::int64_t& held, std::int64_t& shared, std::int64_t gro
 
 void KvCache::release(std::int64_t& held) {
   used_ -= held;
+  free_plain(held);
   held = 0;
 }
 

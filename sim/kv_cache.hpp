@@ -13,10 +13,12 @@ namespace servesim {
 // With prefix caching on (vLLM's automatic prefix caching at block granularity), the full blocks
 // of a shared prefix are identified by (prefix group, block index). A request that computed such
 // a block publishes it; later requests of the group take references instead of recomputing. A
-// block whose last reference goes stays cached but free (evictable, LRU: the least recently freed,
-// tail blocks of a prefix first) until an allocation needs it.
+// block whose last reference goes stays cached but free (evictable) until an allocation needs it.
+// As in vLLM V1's BlockPool, every free block, cached or not, waits in one queue in the order it
+// was freed (a request's blocks tail first); an allocation takes blocks from its head, evicting a
+// cached block it takes, so a prefix freed long ago goes before blocks freed after it.
 // Invariants: 0 ≤ used ≤ total; used == Σ private blocks + shared blocks with references;
-// free == total − used includes the cached-but-free blocks.
+// free == total − used == the blocks in the free queue, cached-but-free ones included.
 class KvCache {
  public:
   KvCache(std::int64_t total_blocks, std::int32_t block_size, double watermark);
@@ -76,13 +78,23 @@ class KvCache {
 
   std::int64_t used_ = 0;
 
+  using Key = std::pair<std::int64_t, std::int64_t>;  // (group, block index)
+  // A stretch of the free queue: `count` blocks without identity, or one cached block.
+  struct FreeRun {
+    std::int64_t count = 0;
+    bool cached = false;
+    Key key{};
+  };
   struct Entry {
     std::int32_t refs = 0;
-    std::list<std::pair<std::int64_t, std::int64_t>>::iterator lru;  // valid when refs == 0
+    std::list<FreeRun>::iterator free_at;  // its place in the free queue, valid when refs == 0
   };
+  // Appends `n` blocks without identity to the free queue.
+  void free_plain(std::int64_t n);
+
   bool prefix_caching_ = false;
-  std::map<std::pair<std::int64_t, std::int64_t>, Entry> cached_;  // (group, block) -> entry
-  std::list<std::pair<std::int64_t, std::int64_t>> lru_;           // free cached, oldest first
+  std::map<Key, Entry> cached_;  // (group, block) -> entry
+  std::list<FreeRun> free_;      // every free block, least recently freed first
   std::int64_t cached_free_ = 0;
   std::int64_t hit_blocks_ = 0;
   std::int64_t query_blocks_ = 0;

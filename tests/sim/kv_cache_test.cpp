@@ -77,7 +77,7 @@ TEST_CASE("Prefix blocks are published, shared by reference and cached after rel
   CHECK(kv.cached_prefix(7, 3) == 3);
 }
 
-TEST_CASE("Cached free prefix blocks are evicted only when empty blocks run out, tail first",
+TEST_CASE("Cached free prefix blocks wait behind the never-used blocks and go tail first",
           "[kv_cache][prefix]") {
   KvCache kv(10, 16, 0.0);
   kv.set_prefix_caching(true);
@@ -95,6 +95,31 @@ TEST_CASE("Cached free prefix blocks are evicted only when empty blocks run out,
   CHECK(kv.cached_prefix(1, 4) == 3);
   CHECK(kv.used_blocks() == 7);
   CHECK(kv.free_blocks() == 3);
+}
+
+TEST_CASE("Blocks freed after a cached prefix are taken after it, as in vLLM's one free queue",
+          "[kv_cache][prefix]") {
+  KvCache kv(10, 16, 0.0);
+  kv.set_prefix_caching(true);
+  std::int64_t a = 0, a_shared = 0, b = 0, c = 0;
+  REQUIRE(kv.grow(a, 16 * 3));
+  kv.publish_prefix(1, 2, a, a_shared);  // A: prefix blocks 0 and 1 of group 1, one private
+  REQUIRE(kv.grow(b, 16 * 5));           // B: five private blocks; 2 never used
+  kv.release(a, a_shared, 1);            // queue: 2 never used, A's tail, (1,1), (1,0)
+  kv.release(b);                         // then B's 5
+  CHECK(kv.free_blocks() == 10);
+  CHECK(kv.cached_free_blocks() == 2);
+  // Four blocks: the 3 plain ones at the head, then the prefix's last block, although B's five
+  // (freed later) are free too.
+  REQUIRE(kv.grow(c, 16 * 4));
+  CHECK(kv.prefix_evictions() == 1);
+  CHECK(kv.cached_prefix(1, 2) == 1);
+  CHECK(kv.cached_free_blocks() == 1);
+  REQUIRE(kv.grow(c, 16 * 10));  // everything: the prefix's head goes too
+  CHECK(kv.prefix_evictions() == 2);
+  CHECK(kv.cached_prefix(1, 2) == 0);
+  kv.release(c);
+  CHECK(kv.free_blocks() == 10);
 }
 
 TEST_CASE("A duplicate prefix computed in parallel stays private", "[kv_cache][prefix]") {
