@@ -303,6 +303,16 @@ std::string run_predict(const CostmodelArgs& a) {
   if (a.prefill_tokens > 0) b.prefills.push_back({a.prefill_tokens, a.context});
   b.decode_contexts.assign(static_cast<std::size_t>(std::max(0, a.decodes)), a.context);
   if (b.empty()) throw InputError("--tokens/--decodes: the batch is empty");
+  if (a.decodes > 0 && a.context < 1) {
+    throw InputError("--context: a decode attends to its context (expected --context ≥ 1)");
+  }
+  const std::int64_t longest =
+      static_cast<std::int64_t>(a.context) + std::max(a.prefill_tokens, a.decodes > 0 ? 1 : 0);
+  if (model.max_position_embeddings > 0 && longest > model.max_position_embeddings) {
+    throw InputError(
+        fmt::format("--context/--tokens: a sequence of {} tokens exceeds {}'s context ({} tokens)",
+                    longest, model.name, model.max_position_embeddings));
+  }
   const auto cm = make_cost_model(cost_model);
   const StepCost cost = cm->step(b, r);
   const char* launch = launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens()));

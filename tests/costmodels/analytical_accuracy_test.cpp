@@ -172,7 +172,7 @@ TEST_CASE("costmodel predict launches as simulate would: the engine's graph mode
   a.max_num_seqs = 256;  // capture size 512
   CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "piecewise CUDA graph");
   a.graph_max_tokens = 0;  // explicitly no limit
-  a.prefill_tokens = 4000;
+  a.prefill_tokens = 3000;
   CHECK(nlohmann::json::parse(run_predict(a))["launch"] == "piecewise CUDA graph");
   // An explicit mode wins over the engine's.
   a.graph_mode = "decode_only";
@@ -218,6 +218,14 @@ TEST_CASE("costmodel predict refuses a TP degree that does not divide the attent
   CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--tp: 3 does not divide the 32 attention "
                                                     "heads of meta-llama/Llama-2-7b-hf"));
   a.tp = 4;
+  CHECK_NOTHROW(run_predict(a));
+  // A decode needs a context, and no sequence may outgrow the model's 4096 positions.
+  a.decodes = 2;
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("expected --context ≥ 1"));
+  a.context = 4090;
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("a sequence of 4106 tokens exceeds "
+                                                    "meta-llama/Llama-2-7b-hf's context (4096"));
+  a.context = 4000;
   CHECK_NOTHROW(run_predict(a));
 }
 
