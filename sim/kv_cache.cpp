@@ -65,22 +65,22 @@ void KvCache::evict_one() {
   ++evictions_;
 }
 
-std::int64_t KvCache::cached_prefix(std::int64_t group, std::int64_t max_blocks) const {
-  if (!prefix_caching_ || group < 0) return 0;
+std::int64_t KvCache::cached_prefix(const BlockKeys& keys, std::int64_t max_blocks) const {
+  if (!prefix_caching_) return 0;
   std::int64_t n = 0;
-  while (n < max_blocks && cached_.count({group, n})) ++n;
+  while (n < max_blocks && keys.at(n).first >= 0 && cached_.count(keys.at(n))) ++n;
   return n;
 }
 
-bool KvCache::acquire_prefix(std::int64_t group, std::int64_t n, std::int64_t& held,
+bool KvCache::acquire_prefix(const BlockKeys& keys, std::int64_t n, std::int64_t& held,
                              std::int64_t& shared, bool keep_watermark) {
   if (n <= 0) return true;
   std::int64_t revived = 0;  // free cached blocks that become used again
-  for (std::int64_t i = 0; i < n; ++i) revived += cached_.at({group, i}).refs == 0;
+  for (std::int64_t i = 0; i < n; ++i) revived += cached_.at(keys.at(i)).refs == 0;
   const std::int64_t reserve = keep_watermark ? watermark_blocks_ : 0;
   if (free_blocks() - revived < reserve) return false;
   for (std::int64_t i = 0; i < n; ++i) {
-    Entry& e = cached_.at({group, i});
+    Entry& e = cached_.at(keys.at(i));
     if (e.refs++ == 0) {
       free_.erase(e.free_at);
       --cached_free_;
@@ -92,26 +92,26 @@ bool KvCache::acquire_prefix(std::int64_t group, std::int64_t n, std::int64_t& h
   return true;
 }
 
-void KvCache::publish_prefix(std::int64_t group, std::int64_t computed_blocks, std::int64_t& held,
-                             std::int64_t& shared) {
-  if (!prefix_caching_ || group < 0) return;
-  while (shared < computed_blocks && shared < held) {
-    auto [it, inserted] = cached_.try_emplace({group, shared});
+void KvCache::publish_prefix(const BlockKeys& keys, std::int64_t computed_blocks,
+                             std::int64_t& held, std::int64_t& shared) {
+  if (!prefix_caching_) return;
+  while (shared < computed_blocks && shared < held && keys.at(shared).first >= 0) {
+    auto [it, inserted] = cached_.try_emplace(keys.at(shared));
     if (!inserted) return;  // someone else's copy is cached: keep ours private from here on
     it->second.refs = 1;    // the block moves from this request's private to shared, still used
     ++shared;
   }
 }
 
-void KvCache::release(std::int64_t& held, std::int64_t& shared, std::int64_t group) {
+void KvCache::release(std::int64_t& held, std::int64_t& shared, const BlockKeys& keys) {
   // A request's blocks are freed tail first (as vLLM does), so its private tail blocks and then
   // the prefix from its end are evicted before the prefix's head.
   used_ -= held - shared;
   free_plain(held - shared);
   for (std::int64_t i = shared - 1; i >= 0; --i) {
-    Entry& e = cached_.at({group, i});
+    Entry& e = cached_.at(keys.at(i));
     if (--e.refs == 0) {
-      e.free_at = free_.insert(free_.end(), FreeRun{1, true, {group, i}});
+      e.free_at = free_.insert(free_.end(), FreeRun{1, true, keys.at(i)});
       ++cached_free_;
       --used_;
     }

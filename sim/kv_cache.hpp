@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <list>
 #include <map>
 #include <utility>
@@ -19,6 +20,25 @@ namespace servesim {
 // cached block it takes, so a prefix freed long ago goes before blocks freed after it.
 // Invariants: 0 ≤ used ≤ total; used == Σ private blocks + shared blocks with references;
 // free == total − used == the blocks in the free queue, cached-but-free ones included.
+// Which cached block holds block i of one request's sequence: its workload group's shared prefix
+// for i < group_blocks, else its own content (`own`, a key no other request uses: vLLM hashes
+// every full block, so a preempted request finds its own surviving blocks when it resumes).
+// A negative id means none. A bare group id converts to "that group's prefix, nothing own".
+struct BlockKeys {
+  std::int64_t group = -1;
+  std::int64_t group_blocks = 0;
+  std::int64_t own = -1;
+  BlockKeys() = default;
+  BlockKeys(std::int64_t g)  // NOLINT(google-explicit-constructor): a group is its keys
+      : group(g), group_blocks(g >= 0 ? std::numeric_limits<std::int64_t>::max() : 0) {}
+  BlockKeys(std::int64_t g, std::int64_t g_blocks, std::int64_t own_id)
+      : group(g), group_blocks(g >= 0 ? g_blocks : 0), own(own_id) {}
+  // (id, i), or an id < 0 when block i has no key.
+  std::pair<std::int64_t, std::int64_t> at(std::int64_t i) const {
+    return {i < group_blocks ? group : own, i};
+  }
+};
+
 class KvCache {
  public:
   KvCache(std::int64_t total_blocks, std::int32_t block_size, double watermark);
@@ -45,19 +65,19 @@ class KvCache {
   // --- prefix caching (no-ops while disabled) ---
   void set_prefix_caching(bool on) { prefix_caching_ = on; }
   bool prefix_caching() const { return prefix_caching_; }
-  // Leading blocks of `group` that are cached (in use or free), at most `max_blocks`.
-  std::int64_t cached_prefix(std::int64_t group, std::int64_t max_blocks) const;
-  // Takes references on the first `n` (cached) blocks of `group` for a request holding nothing:
+  // Leading blocks of a sequence (`keys`) that are cached (in use or free), at most `max_blocks`.
+  std::int64_t cached_prefix(const BlockKeys& keys, std::int64_t max_blocks) const;
+  // Takes references on the first `n` (cached) blocks of `keys` for a request holding nothing:
   // held = shared = n. False (and no change) when that would dig into the watermark.
-  bool acquire_prefix(std::int64_t group, std::int64_t n, std::int64_t& held, std::int64_t& shared,
-                      bool keep_watermark);
-  // The request's first `computed_blocks` blocks are computed: publishes its private blocks of the
-  // prefix [shared, computed_blocks) as cached shared blocks (stops at a block another request
-  // already published: the request keeps its duplicate private).
-  void publish_prefix(std::int64_t group, std::int64_t computed_blocks, std::int64_t& held,
+  bool acquire_prefix(const BlockKeys& keys, std::int64_t n, std::int64_t& held,
+                      std::int64_t& shared, bool keep_watermark);
+  // The request's first `computed_blocks` blocks are computed: publishes its private blocks
+  // [shared, computed_blocks) as cached shared blocks (stops at a block without a key, or one
+  // another request already published: the request keeps its duplicate private).
+  void publish_prefix(const BlockKeys& keys, std::int64_t computed_blocks, std::int64_t& held,
                       std::int64_t& shared);
   // Frees a request's blocks: private ones return to the pool, shared ones lose a reference.
-  void release(std::int64_t& held, std::int64_t& shared, std::int64_t group);
+  void release(std::int64_t& held, std::int64_t& shared, const BlockKeys& keys);
   // Statistics of admissions: prefix blocks looked up and found.
   void record_prefix_lookup(std::int64_t queried, std::int64_t hit) {
     query_blocks_ += queried;

@@ -17,14 +17,38 @@ void SchedulerBase::schedule(Batch& batch, Request* r, std::int32_t tokens) {
   batch.entries.push_back(BatchEntry{r, tokens});
 }
 
+namespace {
+// Keys of a request's own blocks live above every workload group id.
+constexpr std::int64_t kOwnKeyBase = std::int64_t{1} << 62;
+
+// The request's shared-prefix tokens (0 without a group).
+std::int64_t group_prefix_tokens(const Request& r) {
+  return r.spec.prefix_group >= 0 ? std::min(r.spec.prefix_tokens, r.spec.prompt_tokens) : 0;
+}
+
+// Block i of r: its group's prefix block, then its own content.
+BlockKeys keys_of(const Request& r, std::int32_t block_size) {
+  return BlockKeys(r.spec.prefix_group, group_prefix_tokens(r) / block_size, kOwnKeyBase + r.id);
+}
+
+// Leading blocks of r that may come from the cache: full blocks of its shared prefix and, once
+// it was preempted, of its own earlier computation; never the whole sequence (vLLM recomputes
+// at least the last token to produce logits).
+std::int64_t cacheable_prefix_blocks(const Request& r, std::int32_t block_size) {
+  const std::int64_t last = static_cast<std::int64_t>(r.target_tokens()) - 1;
+  const std::int64_t tokens = r.preemptions > 0 ? last : std::min(group_prefix_tokens(r), last);
+  return tokens > 0 ? tokens / block_size : 0;
+}
+}  // namespace
+
 void SchedulerBase::schedule_prefill(Batch& batch, Request* r, std::int32_t tokens, KvCache& kv) {
   schedule(batch, r, tokens);
   if (kv.prefix_caching() && r->spec.prefix_group >= 0) {
-    const std::int64_t prefix = std::min(r->spec.prefix_tokens, r->spec.prompt_tokens);
     const std::int64_t blocks =
-        std::min<std::int64_t>(static_cast<std::int64_t>(r->computed) + tokens, prefix) /
+        std::min<std::int64_t>(static_cast<std::int64_t>(r->computed) + tokens,
+                               group_prefix_tokens(*r)) /
         kv.block_size();
-    kv.publish_prefix(r->spec.prefix_group, blocks, r->kv_blocks, r->kv_shared);
+    kv.publish_prefix(keys_of(*r, kv.block_size()), blocks, r->kv_blocks, r->kv_shared);
   }
 }
 
@@ -34,6 +58,12 @@ void SchedulerBase::preempt(Request* r, KvCache& kv, Batch& batch) {
     e.erase(std::remove_if(e.begin(), e.end(), [r](const BatchEntry& x) { return x.request == r; }),
             e.end());
     r->step_tokens = 0;
+  }
+  // vLLM hashes every full block it computed: freed, they stay cached (evictable), and the
+  // request finds whatever survives when it resumes.
+  if (kv.prefix_caching()) {
+    kv.publish_prefix(keys_of(*r, kv.block_size()), r->computed / kv.block_size(), r->kv_blocks,
+                      r->kv_shared);
   }
   free_kv(r, kv);
   r->computed = 0;
@@ -57,26 +87,16 @@ void SchedulerBase::admit_head() {
   waiting_.pop_front();
 }
 
-namespace {
-// Prompt tokens of r that may come from the prefix cache: full blocks of its shared prefix,
-// never the whole prompt (vLLM recomputes at least the last token to produce logits).
-std::int64_t cacheable_prefix_blocks(const Request& r, std::int32_t block_size) {
-  if (r.spec.prefix_group < 0) return 0;
-  const std::int64_t tokens = std::min<std::int64_t>(r.spec.prefix_tokens, r.target_tokens() - 1);
-  return tokens > 0 ? tokens / block_size : 0;
-}
-}  // namespace
-
 bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole) {
   Request* r = waiting_.front();
   std::int64_t hits = 0;
   std::int64_t queried = 0;
   if (kv.prefix_caching() && r->kv_blocks == 0) {
     queried = cacheable_prefix_blocks(*r, kv.block_size());
-    hits = kv.cached_prefix(r->spec.prefix_group, queried);
+    const BlockKeys keys = keys_of(*r, kv.block_size());
+    hits = kv.cached_prefix(keys, queried);
     if (hits > 0) {
-      if (!kv.acquire_prefix(r->spec.prefix_group, hits, r->kv_blocks, r->kv_shared,
-                             /*keep_watermark=*/true)) {
+      if (!kv.acquire_prefix(keys, hits, r->kv_blocks, r->kv_shared, /*keep_watermark=*/true)) {
         return false;
       }
       r->computed = static_cast<std::int32_t>(hits * kv.block_size());
@@ -101,7 +121,7 @@ bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budg
 }
 
 void SchedulerBase::free_kv(Request* r, KvCache& kv) {
-  kv.release(r->kv_blocks, r->kv_shared, r->spec.prefix_group);
+  kv.release(r->kv_blocks, r->kv_shared, keys_of(*r, kv.block_size()));
 }
 
 void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache& kv,

@@ -61,14 +61,21 @@ std::unique_ptr<ReplicaScheduler> build(const Case& c) {
 
 // Blocks the requests hold: private ones, plus each group's shared prefix blocks once (a
 // request's shared blocks are its group's leading blocks).
-std::int64_t blocks_in_use(const std::deque<Request>& requests) {
+// A request's shared blocks are its group's prefix blocks (one copy per group) and, after a
+// preemption, its own cached blocks past that prefix (its alone).
+std::int64_t blocks_in_use(const std::deque<Request>& requests, std::int32_t block_size) {
   std::int64_t n = 0;
   std::map<std::int64_t, std::int64_t> shared;  // group -> leading blocks in use
   for (const Request& r : requests) {
     n += r.kv_blocks - r.kv_shared;
-    if (r.kv_shared > 0) {
+    const std::int64_t group_blocks =
+        r.spec.prefix_group >= 0 ? std::min(r.spec.prefix_tokens, r.spec.prompt_tokens) / block_size
+                                 : 0;
+    const std::int64_t in_group = std::min(r.kv_shared, group_blocks);
+    n += r.kv_shared - in_group;
+    if (in_group > 0) {
       auto& m = shared[r.spec.prefix_group];
-      m = std::max(m, r.kv_shared);
+      m = std::max(m, in_group);
     }
   }
   for (const auto& [group, k] : shared) n += k;
@@ -153,7 +160,7 @@ std::string run_checked(const Case& c, std::uint64_t seed, std::int64_t& preempt
     }
     ENSURE(kv.used_blocks() >= 0 && kv.used_blocks() <= kv.total_blocks(), "used {} of {}",
            kv.used_blocks(), kv.total_blocks());
-    std::int64_t held = blocks_in_use(h.requests());
+    std::int64_t held = blocks_in_use(h.requests(), kv.block_size());
     ENSURE(kv.used_blocks() == held, "used {} != held {}", kv.used_blocks(), held);
     ENSURE(s.num_running() == holders, "running {} != KV holders {}", s.num_running(), holders);
     ENSURE(holders <= c.max_num_seqs, "{} running > max_num_seqs", holders);
@@ -284,7 +291,7 @@ std::string run_checked(const Case& c, std::uint64_t seed, std::int64_t& preempt
       ENSURE(r->kv_blocks == 0, "finished request {} kept {} blocks", r->id, r->kv_blocks);
       running.erase(std::find(running.begin(), running.end(), r->id));
     }
-    held = blocks_in_use(h.requests());
+    held = blocks_in_use(h.requests(), kv.block_size());
     for (const Request& r : h.requests()) {
       if (!is_finished[static_cast<std::size_t>(r.id)]) {
         ENSURE(!r.done() && r.computed <= r.target_tokens(), "request {} done but not finished",

@@ -188,3 +188,30 @@ TEST_CASE("Requests admitted in one step share the prefix blocks an earlier one 
   CHECK(h.kv().used_blocks() == 0);
   CHECK(h.kv().cached_free_blocks() == 62);
 }
+
+TEST_CASE("With prefix caching a preempted request resumes from its own surviving blocks",
+          "[schedulers][sarathi][preemption][prefix]") {
+  // The preemption above, with prefix caching: vLLM hashes every full block, so B's two computed
+  // blocks stay cached when it is preempted; A's new block evicts B's tail block (freed first),
+  // and B resumes from its first block instead of recomputing all 9 tokens.
+  auto h = sarathi(4, 128, KvCache(4, 4, 0.0));
+  h.kv().set_prefix_caching(true);
+  h.add(4, 7);  // A
+  h.add(7, 8);  // B
+  REQUIRE(h.trace(5) == Trace{"A:4", "A:1 B:3", "A:1 B:3", "A:1 B:1", "A:1 B:1"});
+  h.form();
+  CHECK(h.entries() == "A:1");
+  CHECK(h.batch().preempted == 1);
+  CHECK(h.kv().cached_free_blocks() == 1);
+  CHECK(h.kv().prefix_evictions() == 1);
+  h.apply();
+  // B's 5 pending tokens start from its cached block; that revived block and a new one exceed
+  // the one free block while A runs, so B waits for A, then recomputes 4 + 1 tokens (9 without
+  // the cache) and decodes its last 5 tokens.
+  CHECK(h.trace(20) == Trace{"A:1", "B:4", "B:1", "B:1", "B:1", "B:1", "B:1", "B:1"});
+  CHECK(h.request(1).cached_prefix == 4);
+  CHECK(h.request(1).generated == 8);
+  CHECK(h.request(0).generated == 7);
+  CHECK(h.kv().prefix_hit_blocks() == 1);
+  CHECK(h.kv().used_blocks() == 0);
+}
