@@ -125,6 +125,11 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
     CHECK_THAT(err.what(), Contains("experiments.csv:7: run x1:"));
     CHECK_THAT(err.what(), Contains("nobody/No-Such-Model-7B"));
   }
+  Experiment p = synthetic_run("x2", "meta-llama/Llama-2-7b-hf", 1.0, 9);
+  p.precision = "INT3";
+  CHECK_THROWS_WITH(replay(p, ReplayOptions{}, "experiments.csv"),
+                    Catch::Equals("experiments.csv:9: run x2: column precision: 'INT3' (expected "
+                                  "FP16, BF16 or FP8)"));
 }
 
 TEST_CASE("a trace whose row count differs from n_requests_trace is an error and not scored",

@@ -83,8 +83,7 @@ std::string precision_key(const Experiment& e) {
   if (p == "fp8") return "fp8";
   if (p == "fp16") return "fp16";
   if (p == "bf16" || p.empty()) return "bf16";
-  throw InputError(
-      fmt::format("run {}: precision '{}' (expected FP16, BF16 or FP8)", e.id, e.precision));
+  throw InputError(fmt::format("column precision: '{}' (expected FP16, BF16 or FP8)", e.precision));
 }
 
 // YAML double-quoted scalar.
