@@ -75,6 +75,14 @@ TraceReader TraceReader::lengths_only(std::string path) {
       return r;
     }
   }
+  for (const auto& [prompt, output] : kPairs) {  // half a pair: name the missing half
+    if (r.csv_.has_column(prompt) != r.csv_.has_column(output)) {
+      throw_input_error(r.path(), 1, 0,
+                        fmt::format("column '{}' without '{}' (expected both length columns)",
+                                    r.csv_.has_column(prompt) ? prompt : output,
+                                    r.csv_.has_column(prompt) ? output : prompt));
+    }
+  }
   throw_input_error(r.path(), 1, 0,
                     "no length columns (expected columns: num_prefill_tokens, num_decode_tokens; "
                     "or ContextTokens, GeneratedTokens; or input_tokens, output_tokens)");

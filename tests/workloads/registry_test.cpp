@@ -201,6 +201,11 @@ TEST_CASE("workloads that cannot be built say what is missing", "[workloads][bad
                       "file: '" +
                       fixture("lengths_all_failed.csv") + "'}\n  num_requests: 5\n"),
              Contains("lengths_all_failed.csv: no usable rows"));
+  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: trace, "
+                      "file: '" +
+                      fixture("lengths_half_pair.csv") + "'}\n  num_requests: 5\n"),
+             Contains("lengths_half_pair.csv:1: column 'num_prefill_tokens' without "
+                      "'num_decode_tokens' (expected both length columns)"));
   CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', qps: 2}}\n  "
                                   "num_requests: 1\n",
                                   fixture("small_vidur_format.csv"))),
