@@ -78,6 +78,8 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
   return ConfigNode(ctx, root, "");
 }
 
+ConfigNode ConfigNode::flag(const std::string& name) { return parse("", name); }
+
 void ConfigNode::apply_override(const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {

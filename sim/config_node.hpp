@@ -25,6 +25,8 @@ class ConfigNode {
   static ConfigNode load_file(const std::string& path);
   // Parses YAML text; `source` names it in errors.
   static ConfigNode parse(const std::string& text, const std::string& source);
+  // A node standing for a command-line flag: errors through it read "--flag: …" (no position).
+  static ConfigNode flag(const std::string& name);
 
   // Applies "a.b.c=value" (value parsed as YAML). Creates missing maps. Call before reading.
   void apply_override(const std::string& assignment);

@@ -27,7 +27,7 @@ struct Context {
 
 Context load(const CostmodelArgs& a, bool need_profiles) {
   Context c;
-  const ConfigNode where = ConfigNode::parse("\"" + a.gpu + "\"", "--gpu");
+  const ConfigNode where = ConfigNode::flag("--gpu");
   if (!a.hardware_file.empty()) {
     c.gpu = Catalog::load_gpu(ConfigNode::load_file(a.hardware_file));
   } else {
@@ -53,7 +53,7 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
 
 const ModelSpec* catalog_model(Catalog& catalog, const std::string& id) {
   for (const std::string& n : catalog.model_names()) {
-    if (lowercase(n) == lowercase(id)) return &catalog.model(n, ConfigNode::parse("x", "--model"));
+    if (lowercase(n) == lowercase(id)) return &catalog.model(n, ConfigNode::flag("--model"));
   }
   return nullptr;
 }
@@ -262,7 +262,7 @@ const char* launch_name(StepLaunch l) {
 std::string run_predict(const CostmodelArgs& a) {
   Context c = load(a, false);
   if (a.model.empty()) throw InputError("--model: required for predict");
-  const ModelSpec& model = c.catalog.model(a.model, ConfigNode::parse("x", "--model"));
+  const ModelSpec& model = c.catalog.model(a.model, ConfigNode::flag("--model"));
   if (const std::string why = model.tp_problem(a.tp); !why.empty()) {
     throw InputError("--tp: " + why);
   }

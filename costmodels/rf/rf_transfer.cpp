@@ -50,7 +50,7 @@ const ModelSpec* find_catalog_model(Catalog& catalog, const std::string& id) {
     std::string b = id;
     for (char& c : a) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     for (char& c : b) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (a == b) return &catalog.model(n, ConfigNode::parse("x", "--model"));
+    if (a == b) return &catalog.model(n, ConfigNode::flag("--model"));
   }
   return nullptr;
 }
@@ -90,9 +90,8 @@ std::pair<double, std::string> best_rf(const TransferResult& r) {
 
 TransferResult compute_transfer(const RfTransferArgs& a) {
   Catalog catalog(Catalog::default_dirs());
-  const GpuSpec& home = catalog.gpu(a.home, ConfigNode::parse("\"" + a.home + "\"", "--home"));
-  const GpuSpec& target =
-      catalog.gpu(a.target, ConfigNode::parse("\"" + a.target + "\"", "--target"));
+  const GpuSpec& home = catalog.gpu(a.home, ConfigNode::flag("--home"));
+  const GpuSpec& target = catalog.gpu(a.target, ConfigNode::flag("--target"));
   const RfProfileSet home_set = RfProfileSet::open(a.profiles, {a.home, home.name});
   const RfProfileSet target_set = RfProfileSet::open(
       a.target_profiles.empty() ? a.profiles : a.target_profiles, {a.target, target.name});

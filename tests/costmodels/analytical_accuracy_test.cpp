@@ -227,6 +227,11 @@ TEST_CASE("costmodel predict refuses a TP degree that does not divide the attent
                                                     "meta-llama/Llama-2-7b-hf's context (4096"));
   a.context = 4000;
   CHECK_NOTHROW(run_predict(a));
+  // A flag has no line or column.
+  a.model = "foo/bar";
+  CHECK_THROWS_WITH(run_predict(a), Catch::StartsWith("--model: unknown model 'foo/bar'"));
+  a.gpu = "h900";
+  CHECK_THROWS_WITH(run_predict(a), Catch::StartsWith("--gpu: unknown GPU 'h900'"));
 }
 
 TEST_CASE("costmodel validate scores a GPU with no profile folder as an error, not on every GPU",

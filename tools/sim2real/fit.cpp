@@ -90,7 +90,7 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
     std::string gpu;
     std::string name;
     try {
-      gpu = catalog.gpu(e.hardware, ConfigNode::parse("x", "hardware column")).name;
+      gpu = catalog.gpu(e.hardware, ConfigNode::flag("hardware column")).name;
       name = engine_for(e, base);
       if (!profiles.count(name)) {
         profiles[name] = EngineProfile::load(ConfigNode::parse(name, "--engine"));
@@ -111,7 +111,7 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
   }
   // Start from the hardware file's constants (not the engine profiles' fitted ones) and no
   // overhead, so a refit reproduces the shipped profiles whatever they hold now.
-  const GpuSpec& gpu = catalog.gpu(f.gpu, ConfigNode::parse("x", "--fit"));
+  const GpuSpec& gpu = catalog.gpu(f.gpu, ConfigNode::flag("--fit"));
   const AnalyticalParams start = AnalyticalParams::for_gpu(gpu);
   EngineConstants c;
   c.graph_floor_ns = start.host_graph_floor_ns;
