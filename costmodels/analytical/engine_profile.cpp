@@ -65,6 +65,9 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
   if (auto path = file_of(s)) {
     return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(*path)));
   }
+  if (s.find('/') != std::string::npos || file.extension() == ".yaml") {
+    ref.fail("cannot open engine profile file '" + file.string() + "' (expected a YAML file)");
+  }
   std::string known;
   for (const std::string& f : files()) known.append(" ").append(fs::path(f).stem().string());
   ref.fail("unknown engine profile '" + s +

@@ -141,6 +141,9 @@ TEST_CASE("a bad engine profile fails when the config is read, naming what was e
   }
   CHECK_THROWS_WITH(make_cost_model(ConfigNode::parse("{kind: analytical, engine: nope}", "x")),
                     Catch::Contains("vllm-v1"));
+  CHECK_THROWS_WITH(
+      make_cost_model(ConfigNode::parse("{kind: analytical, engine: /no/such/engine.yaml}", "x")),
+      Catch::Contains("cannot open engine profile file '/no/such/engine.yaml'"));
   // The shipped profile loads by name.
   CHECK_NOTHROW(make_cost_model(ConfigNode::parse("{kind: analytical, engine: vllm-v1}", "x")));
 }
