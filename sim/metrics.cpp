@@ -38,10 +38,20 @@ void MetricsCollector::on_request_done(const Request& r, bool rejected) {
   if (met) ++slo_met_;
 }
 
+// A statistic of no values is null, not 0 (a TBT of 0 would read as a perfect result).
 nlohmann::json sketch_json(const QuantileSketch& s) {
+  if (s.count() == 0) {
+    return nlohmann::json{{"count", 0},     {"mean", nullptr}, {"p50", nullptr},
+                          {"p90", nullptr}, {"p99", nullptr},  {"max", nullptr}};
+  }
   return nlohmann::json{{"count", s.count()},      {"mean", s.mean()},
                         {"p50", s.quantile(0.5)},  {"p90", s.quantile(0.9)},
                         {"p99", s.quantile(0.99)}, {"max", s.max()}};
+}
+
+// Energy is null until a cost model prices it (none does yet: the power model comes later).
+nlohmann::json energy_json(double joules) {
+  return joules > 0 ? nlohmann::json(joules) : nlohmann::json(nullptr);
 }
 
 nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet& fleet) const {
@@ -98,12 +108,12 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
          {"steps", r->steps},
          {"busy_fraction",
           span > 0 ? static_cast<double>(r->busy_ns) / static_cast<double>(span) : 0.0},
-         {"energy_j", r->energy_j}});
+         {"energy_j", energy_json(r->energy_j)}});
   }
   j["replicas"] = replicas;
-  j["energy_j"] = energy_j_;
+  j["energy_j"] = energy_json(energy_j_);
   j["energy_j_per_output_token"] =
-      output_tokens_ > 0 ? energy_j_ / static_cast<double>(output_tokens_) : 0.0;
+      energy_json(output_tokens_ > 0 ? energy_j_ / static_cast<double>(output_tokens_) : 0.0);
   return j;
 }
 

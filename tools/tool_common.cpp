@@ -177,10 +177,15 @@ nlohmann::json step_time_sensitivity(const RunConfig& config, const nlohmann::js
   s["delta_pct"] = delta * 100;
   for (const auto& [metric, stats] : base["latency_ms"].items()) {
     for (const char* stat : {"mean", "p50", "p90", "p99"}) {
-      const double x = stats[stat].get<double>();
-      const double hi = up["latency_ms"][metric][stat].get<double>();
-      const double lo = down["latency_ms"][metric][stat].get<double>();
-      s["gain"][metric][stat] = x > 0 ? (hi - lo) / x / (2 * delta) : 0.0;
+      const auto& x = stats[stat];
+      const auto& hi = up["latency_ms"][metric][stat];
+      const auto& lo = down["latency_ms"][metric][stat];
+      if (x.is_null() || hi.is_null() || lo.is_null() || x.get<double>() <= 0) {
+        s["gain"][metric][stat] = nullptr;  // no values (or no time) to move
+        continue;
+      }
+      s["gain"][metric][stat] =
+          (hi.get<double>() - lo.get<double>()) / x.get<double>() / (2 * delta);
     }
   }
   if (!base["slo"].is_null()) {
@@ -261,11 +266,18 @@ std::string format_summary_table(const nlohmann::json& s) {
                      s["throughput"]["output_tokens_per_s"].get<double>());
   out += fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50", "p90",
                      "p99", "max");
+  // A statistic of no values (null in summary.json) prints as n/a.
+  auto cell = [](const nlohmann::json& v, int width) {
+    return v.is_null() ? fmt::format("{:>{}}", "n/a", width)
+                       : fmt::format("{:>{}.{}f}", v.get<double>(), width, 2);
+  };
+  auto gain = [](const nlohmann::json& v) {
+    return v.is_null() ? std::string("n/a") : fmt::format("{:.1f}", v.get<double>());
+  };
   for (const char* k : {"ttft", "tbt", "tpot", "e2e", "scheduling_delay"}) {
     const auto& m = s["latency_ms"][k];
-    out += fmt::format("{:<18}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}\n", k,
-                       m["mean"].get<double>(), m["p50"].get<double>(), m["p90"].get<double>(),
-                       m["p99"].get<double>(), m["max"].get<double>());
+    out += fmt::format("{:<18}{}{}{}{}{}\n", k, cell(m["mean"], 10), cell(m["p50"], 10),
+                       cell(m["p90"], 10), cell(m["p99"], 10), cell(m["max"], 10));
   }
   if (!s["slo"].is_null()) {
     out += fmt::format("SLO        attainment {:.2f}%   goodput {:.2f} req/s\n",
@@ -276,11 +288,10 @@ std::string format_summary_table(const nlohmann::json& s) {
     const auto& v = s["sensitivity"];
     const auto& g = v["gain"];
     out += fmt::format(
-        "sensitivity step times ±{:g}%: % change per 1% step-time error: ttft mean {:.1f} p99 "
-        "{:.1f}, tpot mean {:.1f}, e2e mean {:.1f} p99 {:.1f}\n",
-        v["delta_pct"].get<double>(), g["ttft"]["mean"].get<double>(),
-        g["ttft"]["p99"].get<double>(), g["tpot"]["mean"].get<double>(),
-        g["e2e"]["mean"].get<double>(), g["e2e"]["p99"].get<double>());
+        "sensitivity step times ±{:g}%: % change per 1% step-time error: ttft mean {} p99 "
+        "{}, tpot mean {}, e2e mean {} p99 {}\n",
+        v["delta_pct"].get<double>(), gain(g["ttft"]["mean"]), gain(g["ttft"]["p99"]),
+        gain(g["tpot"]["mean"]), gain(g["e2e"]["mean"]), gain(g["e2e"]["p99"]));
     if (v.contains("slo_attainment")) {
       const auto& a = v["slo_attainment"];
       out += fmt::format("           SLO attainment {:.2f}% at +{:g}%, {:.2f}% at -{:g}%\n",

@@ -125,6 +125,27 @@ TEST_CASE("summary.json has a null slo when the config sets none", "[outputs]") 
   CHECK(read_json(dir / "summary.json").at("slo").is_null());
 }
 
+TEST_CASE("a latency statistic of no values is null in summary.json and n/a in the table",
+          "[outputs]") {
+  // One output token per request: no gap between tokens, so TBT and TPOT have no values.
+  const auto dir = fresh_dir("no_tbt");
+  const auto r = run_simulate({"tests/tools/configs/golden_fixed.yaml", "--set",
+                               "workload.lengths.output_tokens=1", "--out", dir.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto j = read_json(dir / "summary.json");
+  for (const char* k : {"tbt", "tpot"}) {
+    INFO(k);
+    CHECK(j["latency_ms"][k]["count"] == 0);
+    for (const char* stat : {"mean", "p50", "p90", "p99", "max"})
+      CHECK(j["latency_ms"][k][stat].is_null());
+  }
+  require_stats(j["latency_ms"]["ttft"]);
+  CHECK(j["energy_j"].is_null());  // no cost model prices energy yet
+  CHECK_THAT(r.output, Catch::Contains(
+                           "tbt                      n/a       n/a       n/a       n/a       n/a"));
+}
+
 TEST_CASE("trace.json parses as JSON with trace events", "[outputs]") {
   const auto dir = run_ok("trace_json", {kSeeded});
   const auto j = read_json(dir / "trace.json");
