@@ -68,8 +68,17 @@ void KvCache::evict_one() {
 std::int64_t KvCache::cached_prefix(const BlockKeys& keys, std::int64_t max_blocks) const {
   if (!prefix_caching_) return 0;
   std::int64_t n = 0;
-  while (n < max_blocks && keys.at(n).first >= 0 && cached_.count(keys.at(n))) ++n;
+  while (n < max_blocks && keys.at(n).first != BlockKeys::kNone && cached_.count(keys.at(n))) ++n;
   return n;
+}
+
+bool KvCache::can_admit(const BlockKeys& keys, std::int64_t hits, std::int64_t held,
+                        std::int64_t tokens, bool keep_watermark) const {
+  std::int64_t revived = 0;  // free cached blocks that would become used again
+  for (std::int64_t i = 0; i < hits; ++i) revived += cached_.at(keys.at(i)).refs == 0;
+  const std::int64_t extra = extra_for(held + hits, tokens);
+  const std::int64_t reserve = keep_watermark ? watermark_blocks_ : 0;
+  return free_blocks() - revived - extra >= reserve;
 }
 
 bool KvCache::acquire_prefix(const BlockKeys& keys, std::int64_t n, std::int64_t& held,
@@ -95,7 +104,7 @@ bool KvCache::acquire_prefix(const BlockKeys& keys, std::int64_t n, std::int64_t
 void KvCache::publish_prefix(const BlockKeys& keys, std::int64_t computed_blocks,
                              std::int64_t& held, std::int64_t& shared) {
   if (!prefix_caching_) return;
-  while (shared < computed_blocks && shared < held && keys.at(shared).first >= 0) {
+  while (shared < computed_blocks && shared < held && keys.at(shared).first != BlockKeys::kNone) {
     auto [it, inserted] = cached_.try_emplace(keys.at(shared));
     if (!inserted) return;  // someone else's copy is cached: keep ours private from here on
     it->second.refs = 1;    // the block moves from this request's private to shared, still used

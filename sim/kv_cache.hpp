@@ -21,19 +21,24 @@ namespace servesim {
 // Invariants: 0 ≤ used ≤ total; used == Σ private blocks + shared blocks with references;
 // free == total − used == the blocks in the free queue, cached-but-free ones included.
 // Which cached block holds block i of one request's sequence: its workload group's shared prefix
-// for i < group_blocks, else its own content (`own`, a key no other request uses: vLLM hashes
-// every full block, so a preempted request finds its own surviving blocks when it resumes).
-// A negative id means none. A bare group id converts to "that group's prefix, nothing own".
+// for i < group_blocks, else its own content (vLLM hashes every full block, so a preempted
+// request finds its own surviving blocks when it resumes). Ids: a group is ≥ 0, a request's own
+// content is own_id(request) ≤ −2 (so the two never collide), kNone (−1) means no key. A bare
+// group id converts to "that group's prefix, nothing own".
 struct BlockKeys {
-  std::int64_t group = -1;
+  static constexpr std::int64_t kNone = -1;
+  static std::int64_t own_id(std::int64_t request_id) { return -2 - request_id; }
+
+  std::int64_t group = kNone;
   std::int64_t group_blocks = 0;
-  std::int64_t own = -1;
+  std::int64_t own = kNone;
   BlockKeys() = default;
   BlockKeys(std::int64_t g)  // NOLINT(google-explicit-constructor): a group is its keys
-      : group(g), group_blocks(g >= 0 ? std::numeric_limits<std::int64_t>::max() : 0) {}
-  BlockKeys(std::int64_t g, std::int64_t g_blocks, std::int64_t own_id)
-      : group(g), group_blocks(g >= 0 ? g_blocks : 0), own(own_id) {}
-  // (id, i), or an id < 0 when block i has no key.
+      : group(g >= 0 ? g : kNone),
+        group_blocks(g >= 0 ? std::numeric_limits<std::int64_t>::max() : 0) {}
+  BlockKeys(std::int64_t g, std::int64_t g_blocks, std::int64_t own_key)
+      : group(g >= 0 ? g : kNone), group_blocks(g >= 0 ? g_blocks : 0), own(own_key) {}
+  // (id, i); the id is kNone when block i has no key.
   std::pair<std::int64_t, std::int64_t> at(std::int64_t i) const {
     return {i < group_blocks ? group : own, i};
   }
@@ -67,6 +72,11 @@ class KvCache {
   bool prefix_caching() const { return prefix_caching_; }
   // Leading blocks of a sequence (`keys`) that are cached (in use or free), at most `max_blocks`.
   std::int64_t cached_prefix(const BlockKeys& keys, std::int64_t max_blocks) const;
+  // Whether a request holding `held` blocks could take references on the first `hits` cached
+  // blocks of `keys` and then grow to cover `tokens` (acquire_prefix, then grow) without digging
+  // into the watermark (`keep_watermark`). Changes nothing.
+  bool can_admit(const BlockKeys& keys, std::int64_t hits, std::int64_t held, std::int64_t tokens,
+                 bool keep_watermark) const;
   // Takes references on the first `n` (cached) blocks of `keys` for a request holding nothing:
   // held = shared = n. False (and no change) when that would dig into the watermark.
   bool acquire_prefix(const BlockKeys& keys, std::int64_t n, std::int64_t& held,

@@ -18,9 +18,6 @@ void SchedulerBase::schedule(Batch& batch, Request* r, std::int32_t tokens) {
 }
 
 namespace {
-// Keys of a request's own blocks live above every workload group id.
-constexpr std::int64_t kOwnKeyBase = std::int64_t{1} << 62;
-
 // The request's shared-prefix tokens (0 without a group).
 std::int64_t group_prefix_tokens(const Request& r) {
   return r.spec.prefix_group >= 0 ? std::min(r.spec.prefix_tokens, r.spec.prompt_tokens) : 0;
@@ -28,7 +25,8 @@ std::int64_t group_prefix_tokens(const Request& r) {
 
 // Block i of r: its group's prefix block, then its own content.
 BlockKeys keys_of(const Request& r, std::int32_t block_size) {
-  return BlockKeys(r.spec.prefix_group, group_prefix_tokens(r) / block_size, kOwnKeyBase + r.id);
+  return BlockKeys(r.spec.prefix_group, group_prefix_tokens(r) / block_size,
+                   BlockKeys::own_id(r.id));
 }
 
 // Leading blocks of r that may come from the cache: full blocks of its shared prefix and, once
@@ -91,28 +89,26 @@ bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budg
   Request* r = waiting_.front();
   std::int64_t hits = 0;
   std::int64_t queried = 0;
+  BlockKeys keys;
   if (kv.prefix_caching() && r->kv_blocks == 0) {
     queried = cacheable_prefix_blocks(*r, kv.block_size());
-    const BlockKeys keys = keys_of(*r, kv.block_size());
+    keys = keys_of(*r, kv.block_size());
     hits = kv.cached_prefix(keys, queried);
-    if (hits > 0) {
-      if (!kv.acquire_prefix(keys, hits, r->kv_blocks, r->kv_shared, /*keep_watermark=*/true)) {
-        return false;
-      }
-      r->computed = static_cast<std::int32_t>(hits * kv.block_size());
-    }
   }
-  const std::int32_t pending = r->pending_tokens();
+  const std::int64_t computed = hits > 0 ? hits * kv.block_size() : r->computed;
+  const auto pending = static_cast<std::int32_t>(r->target_tokens() - computed);
   const std::int32_t chunk = std::min(pending, budget);
-  const bool fits_budget = !whole || pending <= budget;
-  if (!fits_budget || !kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + chunk,
-                               /*keep_watermark=*/true)) {
-    if (hits > 0) {
-      free_kv(r, kv);
-      r->computed = 0;
-    }
+  // Decided before anything is taken, as vLLM V1 does: a request that cannot be admitted leaves
+  // the cached blocks it would hit where they wait in the free queue.
+  if ((whole && pending > budget) ||
+      !kv.can_admit(keys, hits, r->kv_blocks, computed + chunk, /*keep_watermark=*/true)) {
     return false;
   }
+  if (hits > 0) {
+    kv.acquire_prefix(keys, hits, r->kv_blocks, r->kv_shared, /*keep_watermark=*/true);
+    r->computed = static_cast<std::int32_t>(computed);
+  }
+  kv.grow(r->kv_blocks, computed + chunk, /*keep_watermark=*/true);
   kv.record_prefix_lookup(queried, hits);
   r->cached_prefix = static_cast<std::int32_t>(hits * kv.block_size());
   admit_head();

@@ -215,3 +215,26 @@ TEST_CASE("With prefix caching a preempted request resumes from its own survivin
   CHECK(h.kv().prefix_hit_blocks() == 1);
   CHECK(h.kv().used_blocks() == 0);
 }
+
+TEST_CASE("A request that cannot be admitted leaves the cached blocks it would hit in place",
+          "[schedulers][sarathi][prefix]") {
+  // vLLM V1 checks the free blocks before it takes anything: the waiting head's cached prefix
+  // keeps its place in the free queue and is evicted in its turn.
+  auto h = sarathi(64, 8, KvCache(5, 4, 0.0));
+  h.kv().set_prefix_caching(true);
+  h.add(4, 1, /*prefix_group=*/1, /*prefix_tokens=*/4);  // A
+  h.add(4, 1, /*prefix_group=*/2, /*prefix_tokens=*/4);  // B
+  REQUIRE(h.trace(1) == Trace{"A:4 B:4"});               // free queue: 3 plain, (1,0), (2,0)
+  h.add(12, 3);        // C: 3 plain blocks, a 4th at its first decode
+  h.add(16, 1, 1, 4);  // D: would hit (1,0) but needs 3 more blocks
+  REQUIRE(h.trace(1) == Trace{"C:12"});
+  CHECK(h.kv().cached_free_blocks() == 2);
+  // C's decode takes the head of the queue: group 1's block, freed first.
+  REQUIRE(h.trace(1) == Trace{"C:1"});
+  CHECK(h.kv().prefix_evictions() == 1);
+  CHECK(h.kv().cached_prefix(1, 1) == 0);
+  CHECK(h.kv().cached_prefix(2, 1) == 1);
+  h.trace(10);
+  CHECK(h.request(3).generated == 1);
+  CHECK(h.request(3).cached_prefix == 0);  // its prefix was evicted in its turn
+}
