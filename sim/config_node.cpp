@@ -61,13 +61,14 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
   ctx->file = source;
   YAML::Node root;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      // yaml-cpp's Load would read the first and drop the rest without a word.
-      const YAML::Mark m = docs[1].Mark();
-      throw_input_error(
-          source, m.line >= 0 ? m.line + 1 : 0, m.line >= 0 ? m.column + 1 : 0,
-          fmt::format("a second YAML document (expected one document, got {})", docs.size()));
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    for (std::size_t i = 1; i < docs.size(); ++i) {
+      // yaml-cpp's Load would read the first and drop the rest without a word. An empty
+      // document (a trailing `---`, or only comments after it) carries nothing to drop.
+      if (docs[i].IsNull()) continue;
+      const YAML::Mark m = docs[i].Mark();
+      throw_input_error(source, m.line >= 0 ? m.line + 1 : 0, m.line >= 0 ? m.column + 1 : 0,
+                        "a second YAML document (expected one document per file)");
     }
     if (!docs.empty()) root = docs.front();
   } catch (const YAML::Exception& e) {

@@ -83,11 +83,11 @@ BuiltRun build_run(const RunConfig& config) {
       g.node.at("tp").fail("tp = " + why);
     }
     if (const std::string why = spec.model->pp_problem(spec.pp); !why.empty()) {
-      g.node.at("pp").fail("pp: " + why);
+      g.node.at("pp").fail(why);
     }
     if (g.power_cap_w > 0) {
       if (const std::string why = spec.gpu->power_cap_problem(g.power_cap_w); !why.empty()) {
-        g.node.at("power_cap_w").fail("power_cap_w: " + why);
+        g.node.at("power_cap_w").fail(why);
       }
     }
     SchedulerOptions options = base_options;
@@ -116,10 +116,17 @@ BuiltRun build_run(const RunConfig& config) {
     std::unique_ptr<ReplicaScheduler> first = make_replica_scheduler(config.scheduler, options);
     if (first->token_budget() < options.max_num_seqs) {
       // vLLM refuses to start: a full batch of decodes would not fit one iteration's budget.
-      config.scheduler.fail(fmt::format(
-          "max_num_batched_tokens ({}{}) must be ≥ max_num_seqs ({}), as vLLM requires",
-          first->token_budget(), options.max_num_batched_tokens > 0 ? "" : ", the kind's default",
-          options.max_num_seqs));
+      // Blame the key the user wrote (the budget's, else max_num_seqs).
+      const char* budget_key =
+          config.scheduler.has("chunk_size") ? "chunk_size" : "max_num_batched_tokens";
+      const ConfigNode at = config.scheduler.has(budget_key) ? config.scheduler.at(budget_key)
+                            : config.scheduler.has("max_num_seqs")
+                                ? config.scheduler.at("max_num_seqs")
+                                : config.scheduler;
+      at.fail(fmt::format("{} ({}{}) must be ≥ max_num_seqs ({}), as vLLM requires", budget_key,
+                          first->token_budget(),
+                          options.max_num_batched_tokens > 0 ? "" : ", the kind's default",
+                          options.max_num_seqs));
     }
     std::int64_t blocks = options.num_gpu_blocks;
     if (blocks <= 0) {

@@ -73,8 +73,11 @@ TEST_CASE("YAML syntax errors carry the position", "[config]") {
 TEST_CASE("A second YAML document is an error, not silently dropped", "[config]") {
   CHECK_THROWS_WITH(
       ConfigNode::parse("seed: 1\n---\nseed: 7\n", "two.yaml"),
-      Contains("two.yaml:3:1: a second YAML document (expected one document, got 2)"));
+      Contains("two.yaml:3:1: a second YAML document (expected one document per file)"));
   // A leading document marker alone is still one document.
   CHECK(ConfigNode::parse("---\nseed: 1\n", "one.yaml").get_int("seed", 0) == 1);
   CHECK(ConfigNode::parse("", "empty.yaml").size() == 0);
+  // A trailing marker, or one followed only by a comment, starts an empty document: nothing lost.
+  CHECK(ConfigNode::parse("seed: 1\n---\n", "trail.yaml").get_int("seed", 0) == 1);
+  CHECK(ConfigNode::parse("seed: 1\n---\n# nothing\n", "trail.yaml").get_int("seed", 0) == 1);
 }

@@ -180,7 +180,8 @@ TEST_CASE("a token budget below max_num_seqs is refused as vLLM refuses it", "[e
   const std::string config = "tests/tools/configs/golden_fixed.yaml";
   const auto given = bad_input_message("budget_seqs", {config, "--set", "scheduler.chunk_size=4",
                                                        "--set", "scheduler.max_num_seqs=8"});
-  CHECK_THAT(given, Catch::Contains("max_num_batched_tokens (4) must be ≥ max_num_seqs (8)"));
+  CHECK_THAT(given, Catch::Contains("--set scheduler.chunk_size=4: scheduler.chunk_size: "
+                                    "chunk_size (4) must be ≥ max_num_seqs (8)"));
   // The sarathi default budget (512) against 1024 seats.
   const auto deflt = bad_input_message(
       "budget_default", {config, "--set", "scheduler={kind: sarathi, max_num_seqs: 1024}"});
