@@ -33,18 +33,22 @@ int main(int argc, char** argv) {
   auto add_common = [&args](CLI::App* sub, Common with) {
     if (with.profiles) {
       sub->add_option("--profiles", args.profiles,
-                      "Vidur profiling folder (…/profiling/compute or its GPU subfolder)")
+                      "Vidur profiling folder (…/profiling/compute or its GPU subfolder; for "
+                      "network also …/profiling/network)")
           ->required();
     }
     sub->add_option("--gpu", args.gpu, "GPU name in the catalog (e.g. a100, h100)")->required();
-    if (with.model) sub->add_option("--model", args.model, "only this model id (org/name)");
+    if (with.model) {
+      sub->add_option("--model", args.model,
+                      with.profiles ? "only this model id (org/name)" : "model id (org/name)");
+    }
     if (with.json) sub->add_flag("--json", args.json, "machine-readable output");
     sub->add_option("--hardware", args.hardware_file,
                     "hardware YAML to read constants from instead of the catalog's");
   };
   auto* validate = app.add_subcommand("validate", "per-op and MLP-block MAPE against mlp.csv");
   add_common(validate, {});
-  validate->add_flag("--per-tp", args.per_tp, "also print every TP degree");
+  validate->add_flag("--per-tp", args.per_tp, "also print the per-op table of every TP degree");
   validate->add_option("--rows", args.rows_file,
                        "write predicted vs measured per profile row and op to this CSV");
   auto* ablate = app.add_subcommand("ablate", "additive ladder: MLP-block MAPE as terms turn on");

@@ -315,24 +315,30 @@ struct NetFile {
   std::string topology;
 };
 
+// The GPU's all_reduce.csv files under Vidur's profiling/network folder. `dir` may be that
+// folder, the profiling folder above it, or the profiling/compute folder (or a GPU's folder in
+// it) beside it: the same --profiles the compute commands take.
 std::vector<NetFile> network_files(const std::string& dir, const GpuSpec& gpu) {
-  std::vector<NetFile> out;
   std::vector<std::string> stems = {gpu.name};
   for (const auto& a : gpu.aliases) stems.push_back(a);
-  for (std::string stem : stems) {
-    for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (const auto& [suffix, topo] : {std::pair<std::string, std::string>{"_dgx", "nvlink"},
-                                       {"_pairwise_nvlink", "pairwise_nvlink"}}) {
-      const fs::path p = fs::path(dir) / (stem + suffix) / "all_reduce.csv";
-      if (fs::is_regular_file(p)) out.push_back({p.string(), topo});
+  const fs::path d(dir);
+  for (const fs::path& root :
+       {d, d / "network", d / ".." / "network", d / ".." / ".." / "network"}) {
+    std::vector<NetFile> out;
+    for (std::string stem : stems) {
+      for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (const auto& [suffix, topo] : {std::pair<std::string, std::string>{"_dgx", "nvlink"},
+                                         {"_pairwise_nvlink", "pairwise_nvlink"}}) {
+        const fs::path p = root / (stem + suffix) / "all_reduce.csv";
+        if (fs::is_regular_file(p)) out.push_back({p.lexically_normal().string(), topo});
+      }
+      if (!out.empty()) return out;
     }
-    if (!out.empty()) break;
   }
-  if (out.empty()) {
-    throw InputError("--profiles: no <gpu>_dgx or <gpu>_pairwise_nvlink all_reduce.csv for '" +
-                     gpu.name + "' under " + dir);
-  }
-  return out;
+  throw InputError("--profiles: no <gpu>_dgx or <gpu>_pairwise_nvlink all_reduce.csv for '" +
+                   gpu.name + "' under " + dir +
+                   " (expected Vidur's profiling/network folder, or " +
+                   "the profiling or profiling/compute folder beside it)");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -241,7 +242,12 @@ std::string run_fit(const CostmodelArgs& a) {
   }
   FitReport report = fit_home_constants(data, models, c.gpu, c.params);
   if (!a.network.empty()) report.merge(fit_network_constants(a.network, c.gpu, report.params));
-  if (!a.write_file.empty()) write_fitted_section(a.write_file, report, c.gpu.file.dump());
+  if (!a.write_file.empty()) {
+    // A new FILE starts as the hardware file's own text, comments and layout included.
+    std::ostringstream text;
+    text << open_input_file(c.gpu.file.file(), "the GPU's hardware file").rdbuf();
+    write_fitted_section(a.write_file, report, text.str());
+  }
   return report.text;
 }
 

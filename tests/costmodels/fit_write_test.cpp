@@ -1,9 +1,12 @@
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <catch2/catch.hpp>
 
 #include "costmodels/analytical/calibration.hpp"
+#include "costmodels/analytical/costmodel_commands.hpp"
+#include "sim/catalog.hpp"
 #include "tests/costmodels/rf/rf_test_support.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
@@ -67,4 +70,51 @@ TEST_CASE("fit --write to a new file starts from the GPU's own hardware file",
   CHECK_THAT(text, Catch::Contains("host: {eager_floor_ns: 5}"));
   CHECK_THAT(text, Catch::Contains("    gemm: {efficiency: 0.7, rows: 9}"));
   CHECK_THAT(text, !Catch::Contains("efficiency: 0.2"));
+}
+
+TEST_CASE("costmodel fit --write to a new file on the A100 profile reproduces the shipped file",
+          "[costmodels][fit][data]") {
+  const std::string profiles = testing::shared_compute_dir() + "/a100";
+  if (!std::filesystem::exists(profiles)) {
+    WARN("skipped: " << profiles << " is absent (needs ../shared/data)");
+    return;
+  }
+  // The new file starts as the hardware file's own text (comments and layout too), so the fit
+  // that produced the shipped constants writes it byte for byte.
+  const testing::TempDir dir;
+  CostmodelArgs a;
+  a.profiles = profiles;
+  a.gpu = "a100-80gb";
+  a.write_file = (dir.path() / "mine.yaml").string();
+  (void)run_fit(a);
+  Catalog catalog(Catalog::default_dirs());
+  const std::string shipped = catalog.gpu("a100-80gb", ConfigNode::flag("test")).file.file();
+  CHECK(read_all(a.write_file) == read_all(shipped));
+}
+
+TEST_CASE("costmodel network scores every node type and accepts the compute folder beside it",
+          "[costmodels][network][data]") {
+  const std::string compute = testing::shared_compute_dir();
+  const std::string network = compute + "/../network";
+  if (!std::filesystem::exists(network)) {
+    WARN("skipped: " << network << " is absent (needs ../shared/data)");
+    return;
+  }
+  Catalog catalog(Catalog::default_dirs());
+  const GpuSpec& a100 = catalog.gpu("a100-80gb", ConfigNode::flag("test"));
+  const AnalyticalParams p = AnalyticalParams::for_gpu(a100);
+  const NetworkValidation v = validate_network(network, a100, p);
+  // a100_dgx at 2, 4, 8 GPUs and a100_pairwise_nvlink at 2, 4 (single-node rows).
+  REQUIRE(v.slices.size() == 5);
+  for (const auto& s : v.slices) {
+    INFO(s.file << " p=" << s.workers);
+    CHECK(s.stats.n > 900);
+    CHECK(s.stats.mape() < 35);  // regression guard: 32.2% is the worst today (DGX p=2)
+  }
+  // The compute folder (or a GPU's folder in it) finds the same files.
+  for (const std::string& dir : {compute, compute + "/a100"}) {
+    const NetworkValidation w = validate_network(dir, a100, p);
+    REQUIRE(w.slices.size() == v.slices.size());
+    CHECK(w.slices.front().stats.mape() == Approx(v.slices.front().stats.mape()));
+  }
 }
