@@ -14,12 +14,30 @@ void SarathiScheduler::complete_batch(const Batch& batch, SimTime now, KvCache& 
   last_end_ = now;
 }
 
+void SarathiScheduler::release_finished(Request* r, KvCache& kv) {
+  if (!options_.async_scheduling) {
+    free_kv(r, kv);
+    return;
+  }
+  finished_kv_.push_back({r->kv_blocks, r->kv_shared, keys_of(*r, kv.block_size())});
+  r->kv_blocks = 0;  // the request leaves; its blocks are the scheduler's until released
+  r->kv_shared = 0;
+}
+
+void SarathiScheduler::release_deferred(KvCache& kv) {
+  for (Finished& f : finished_kv_) kv.release(f.held, f.shared, f.keys);
+  finished_kv_.clear();
+}
+
 void SarathiScheduler::admit(SimTime cutoff, KvCache& kv, Batch& batch) {
   std::int32_t used = 0;
   for (const auto& e : batch.entries) used += e.tokens;
   std::int32_t budget = options_.max_num_batched_tokens - used;
-  while (budget > 0 && !waiting_.empty() &&
-         static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs &&
+  // Requests finished in the step in flight still hold their seats (async scheduling).
+  const auto seats_taken = [&] {
+    return static_cast<std::int32_t>(running_.size() + finished_kv_.size());
+  };
+  while (budget > 0 && !waiting_.empty() && seats_taken() < options_.max_num_seqs &&
          waiting_.front()->spec.arrival <= cutoff) {
     if (!admit_head_into(batch, kv, budget, /*whole=*/false)) break;
     budget -= batch.entries.back().tokens;
@@ -48,12 +66,12 @@ void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
   // 3. New (or preempted) requests, FCFS, while blocks above the watermark and seats allow. As in
   // vLLM V1, no request is admitted in an iteration that had to preempt. With async scheduling
   // a batch that directly follows a step was decided when that step started.
-  if (batch.preempted == 0) {
-    const bool back_to_back = options_.async_scheduling && last_end_ == now && last_start_ >= 0;
-    admit(back_to_back ? last_start_ : now, kv, batch);
-    // Nothing in flight would have been decided earlier: an idle replica schedules at once.
-    if (back_to_back && batch.entries.empty()) admit(now, kv, batch);
-  }
+  const bool back_to_back = options_.async_scheduling && last_end_ == now && last_start_ >= 0;
+  if (batch.preempted == 0) admit(back_to_back ? last_start_ : now, kv, batch);
+  // The step in flight's output is processed now: its finished requests free their KV.
+  release_deferred(kv);
+  // Nothing in flight would have been decided earlier: an idle replica schedules at once.
+  if (batch.preempted == 0 && back_to_back && batch.entries.empty()) admit(now, kv, batch);
   last_start_ = batch.entries.empty() ? -1 : now;
 }
 

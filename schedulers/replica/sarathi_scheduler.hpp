@@ -11,8 +11,9 @@ namespace servesim {
 // allows. A prefill's next chunk is min(remaining tokens, budget left).
 // Invariants per batch: Σ tokens ≤ budget; running ≤ max_num_seqs.
 // With `async_scheduling`, a batch that follows a step back to back was formed when that step
-// started: only requests that had arrived by then are admitted (an idle replica schedules at
-// once).
+// started: only requests that had arrived by then are admitted, and requests that finished in
+// that step still hold their seats and KV while it is formed (vLLM V1 schedules step N+1 before
+// it processes step N's output); an idle replica schedules at once.
 class SarathiScheduler : public SchedulerBase {
  public:
   explicit SarathiScheduler(SchedulerOptions options);
@@ -24,6 +25,17 @@ class SarathiScheduler : public SchedulerBase {
  private:
   // Admits waiting requests that arrived by `cutoff`, FCFS, within budget and seats.
   void admit(SimTime cutoff, KvCache& kv, Batch& batch);
+  // Async scheduling: a finished request's KV stays held until the next batch is formed.
+  void release_finished(Request* r, KvCache& kv) override;
+  void release_deferred(KvCache& kv);
+
+  // KV of requests that finished in the step in flight (async scheduling).
+  struct Finished {
+    std::int64_t held = 0;
+    std::int64_t shared = 0;
+    BlockKeys keys;
+  };
+  std::vector<Finished> finished_kv_;
 
   SimTime last_start_ = -1;  // start of the step in flight (async scheduling)
   SimTime last_end_ = -1;    // end of the last completed step

@@ -23,12 +23,6 @@ std::int64_t group_prefix_tokens(const Request& r) {
   return r.spec.prefix_group >= 0 ? std::min(r.spec.prefix_tokens, r.spec.prompt_tokens) : 0;
 }
 
-// Block i of r: its group's prefix block, then its own content.
-BlockKeys keys_of(const Request& r, std::int32_t block_size) {
-  return BlockKeys(r.spec.prefix_group, group_prefix_tokens(r) / block_size,
-                   BlockKeys::own_id(r.id));
-}
-
 // Leading blocks of r that may come from the cache: full blocks of its shared prefix and, once
 // it was preempted, of its own earlier computation; never the whole sequence (vLLM recomputes
 // at least the last token to produce logits).
@@ -116,6 +110,12 @@ bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budg
   return true;
 }
 
+// Block i of r: its group's prefix block, then its own content.
+BlockKeys SchedulerBase::keys_of(const Request& r, std::int32_t block_size) {
+  return BlockKeys(r.spec.prefix_group, group_prefix_tokens(r) / block_size,
+                   BlockKeys::own_id(r.id));
+}
+
 void SchedulerBase::free_kv(Request* r, KvCache& kv) {
   kv.release(r->kv_blocks, r->kv_shared, keys_of(*r, kv.block_size()));
 }
@@ -126,7 +126,7 @@ void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache&
   for (const auto& e : batch.entries) {
     Request* r = e.request;
     if (r->done()) {  // its published prefix blocks stay cached when freed (as in vLLM)
-      free_kv(r, kv);
+      release_finished(r, kv);
       finished.push_back(r);
       any_done = true;
     }

@@ -52,6 +52,11 @@ class SchedulerBase : public ReplicaScheduler {
   bool admit_head_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole);
   // Frees every KV block of r (private ones, and its references on shared prefix blocks).
   static void free_kv(Request* r, KvCache& kv);
+  // What complete_batch does with a finished request's KV: frees it (a scheduler that forms its
+  // next batch before it learns of the finish holds it a while longer).
+  virtual void release_finished(Request* r, KvCache& kv) { free_kv(r, kv); }
+  // The KV keys of r's blocks (its group's shared prefix, then its own content).
+  static BlockKeys keys_of(const Request& r, std::int32_t block_size);
 
   SchedulerOptions options_;
   std::deque<Request*> waiting_;

@@ -238,3 +238,30 @@ TEST_CASE("A request that cannot be admitted leaves the cached blocks it would h
   CHECK(h.request(3).generated == 1);
   CHECK(h.request(3).cached_prefix == 0);  // its prefix was evicted in its turn
 }
+
+TEST_CASE("With async scheduling a request finishing in the step in flight keeps its seat",
+          "[schedulers][sarathi]") {
+  // vLLM V1 forms step N+1 before it processes step N's output, so a request that finishes in N
+  // still counts against max_num_seqs (and holds its KV) while N+1 is formed.
+  for (const bool async : {false, true}) {
+    INFO("async " << async);
+    SchedulerOptions o;
+    o.max_num_batched_tokens = 64;
+    o.max_num_seqs = 2;
+    o.async_scheduling = async;
+    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+    h.add(4, 10);  // A
+    h.add(4, 2);   // B: done after its first decode
+    REQUIRE(h.trace(1) == Trace{"A:4 B:4"});
+    h.add(4, 1);  // C waits for a seat; it arrived before the second step began
+    REQUIRE(h.trace(1) == Trace{"A:1 B:1"});
+    CHECK(h.request(1).done());
+    if (async) {
+      CHECK(h.trace(2) == Trace{"A:1", "A:1 C:4"});
+    } else {
+      CHECK(h.trace(2) == Trace{"A:1 C:4", "A:1"});
+    }
+    h.trace(20);
+    CHECK(h.kv().used_blocks() == 0);  // the held blocks are released
+  }
+}
