@@ -86,6 +86,12 @@ std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
             "async scheduling is vLLM V1's: it needs chunked prefill (kind sarathi, or vllm "
             "with enable_chunked_prefill: true)");
   }
+  if (options.enable_prefix_caching && node.get_string("kind", "") == "orca") {
+    node.at("enable_prefix_caching")
+        .fail(
+            "orca reserves each request's whole KV at admission and keeps no prefix cache "
+            "(expected kind vllm or sarathi for prefix caching)");
+  }
   return factory(options);
 }
 
