@@ -51,6 +51,9 @@ class CostModel {
   // tokenization, streaming), which the metrics add to TTFT and E2E. 0 unless the model's
   // engine profile says otherwise.
   virtual SimTime request_overhead_ns() const { return 0; }
+  // Whether a replica's power cap (ReplicaSpec::power_cap_w) changes its step times; a run that
+  // sets a cap under a model that ignores it is refused rather than priced at full power.
+  virtual bool prices_power_cap() const { return false; }
 };
 
 // Another cost model with every step time multiplied by `factor` (request overhead unchanged):
@@ -62,6 +65,7 @@ class ScaledCostModel final : public CostModel {
   std::string_view name() const override { return inner_.name(); }
   StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
   SimTime request_overhead_ns() const override { return inner_.request_overhead_ns(); }
+  bool prices_power_cap() const override { return inner_.prices_power_cap(); }
 
  private:
   const CostModel& inner_;

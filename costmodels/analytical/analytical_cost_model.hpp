@@ -52,6 +52,8 @@ class AnalyticalCostModel final : public CostModel {
   StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
   // The engine profile's request_overhead_ns (0 without one).
   SimTime request_overhead_ns() const override;
+  // The cap sets f_clk (PHYSICS §6's placeholder law until the power model).
+  bool prices_power_cap() const override { return true; }
 
   // The pricer this model uses for `replica` (its GPU's constants, this model's terms).
   LayerPricer pricer(const ReplicaSpec& replica) const;

@@ -225,9 +225,15 @@ TEST_CASE("more pipeline stages than layers, or a power cap outside the board's 
                                     " W is outside a100-80gb's power limits (expected 100 to "
                                     "400 W)"));
   }
+  // A cap only the analytical model prices: the fixed model would ignore it.
+  const auto ignored =
+      bad_input_message("power_cap_fixed", {config, "--set", "replicas.0.power_cap_w=300"});
+  CHECK_THAT(ignored, Catch::Contains("power_cap_w: the fixed cost model does not price power "
+                                      "caps (expected cost_model kind analytical, or no cap)"));
   const auto dir = fresh_dir("power_cap_ok");
-  const auto ok = run_simulate({config, "--set", "replicas.0.power_cap_w=300", "--set",
-                                "replicas.0.pp=2", "--out", dir.string(), "--quiet"});
+  const auto ok =
+      run_simulate({config, "--set", "replicas.0.power_cap_w=300", "--set", "replicas.0.pp=2",
+                    "--set", "cost_model={kind: analytical}", "--out", dir.string(), "--quiet"});
   INFO(ok.output);
   CHECK(ok.exit_code == 0);
 }
