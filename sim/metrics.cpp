@@ -109,6 +109,17 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
          {"busy_fraction",
           span > 0 ? static_cast<double>(r->busy_ns) / static_cast<double>(span) : 0.0},
          {"energy_j", energy_json(r->energy_j)}});
+    if (r->kv.prefix_caching()) {
+      // Admission lookups over the run: cacheable blocks looked up, found, and cached blocks
+      // evicted to make room.
+      const auto q = r->kv.prefix_query_blocks();
+      const auto hit = r->kv.prefix_hit_blocks();
+      replicas.back()["prefix_cache"] = {
+          {"query_blocks", q},
+          {"hit_blocks", hit},
+          {"hit_rate", q > 0 ? static_cast<double>(hit) / static_cast<double>(q) : 0.0},
+          {"evicted_blocks", r->kv.prefix_evictions()}};
+    }
   }
   j["replicas"] = replicas;
   j["energy_j"] = energy_json(energy_j_);

@@ -330,11 +330,17 @@ std::string format_summary_table(const nlohmann::json& s) {
     if (!parts.empty()) out += fmt::format("workload   {}\n", fmt::join(parts, ", "));
   }
   for (const auto& r : s["replicas"]) {
-    out +=
-        fmt::format("replica {:<3} {:<10} tp{} {:<8} kv {:>7} blocks  steps {:>8}  busy {:.1f}%\n",
-                    r["id"].get<int>(), r["gpu"].get<std::string>(), r["tp"].get<int>(),
-                    r["scheduler"].get<std::string>(), r["kv_blocks"].get<std::int64_t>(),
-                    r["steps"].get<std::int64_t>(), 100.0 * r["busy_fraction"].get<double>());
+    out += fmt::format("replica {:<3} {:<10} tp{} {:<8} kv {:>7} blocks  steps {:>8}  busy {:.1f}%",
+                       r["id"].get<int>(), r["gpu"].get<std::string>(), r["tp"].get<int>(),
+                       r["scheduler"].get<std::string>(), r["kv_blocks"].get<std::int64_t>(),
+                       r["steps"].get<std::int64_t>(), 100.0 * r["busy_fraction"].get<double>());
+    if (r.contains("prefix_cache")) {
+      const auto& p = r["prefix_cache"];
+      out += fmt::format("  prefix hits {:.1f}% of {} blocks, {} evicted",
+                         100.0 * p["hit_rate"].get<double>(), p["query_blocks"].get<std::int64_t>(),
+                         p["evicted_blocks"].get<std::int64_t>());
+    }
+    out += "\n";
   }
   if (s.contains("outputs")) {
     out += fmt::format("outputs    {}/\n", s["outputs"]["dir"].get<std::string>());

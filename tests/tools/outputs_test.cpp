@@ -146,6 +146,28 @@ TEST_CASE("a latency statistic of no values is null in summary.json and n/a in t
                            "tbt                      n/a       n/a       n/a       n/a       n/a"));
 }
 
+TEST_CASE("with prefix caching each replica reports its cache lookups and hits and evictions",
+          "[outputs]") {
+  // Three requests sharing a 64-token prefix (4 blocks of 16): the first computes it, the other
+  // two find it.
+  const auto dir = fresh_dir("prefix_counters");
+  const auto r = run_simulate({"tests/tools/configs/golden_fixed.yaml", "--set",
+                               "scheduler.enable_prefix_caching=true", "--set",
+                               "workload.shared_prefix={num_groups: 1, prefix_tokens: 64}", "--out",
+                               dir.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto p = read_json(dir / "summary.json")["replicas"][0]["prefix_cache"];
+  CHECK(p["query_blocks"] == 12);
+  CHECK(p["hit_blocks"] == 8);
+  CHECK(p["hit_rate"].get<double>() == Approx(8.0 / 12));
+  CHECK(p["evicted_blocks"] == 0);
+  CHECK_THAT(r.output, Catch::Contains("prefix hits 66.7% of 12 blocks, 0 evicted"));
+  // Without prefix caching there is nothing to report.
+  const auto off = run_ok("prefix_counters_off", {"tests/tools/configs/golden_fixed.yaml"});
+  CHECK_FALSE(read_json(off / "summary.json")["replicas"][0].contains("prefix_cache"));
+}
+
 TEST_CASE("trace.json parses as JSON with trace events", "[outputs]") {
   const auto dir = run_ok("trace_json", {kSeeded});
   const auto j = read_json(dir / "trace.json");
