@@ -2,18 +2,19 @@
 
 namespace servesim {
 
-ReplicaId LeastOutstandingRouter::route(const Request& /*request*/, const Fleet& fleet,
-                                        const std::vector<ReplicaId>& eligible, SimTime /*now*/) {
-  ReplicaId best = eligible.front();
-  std::int64_t best_load = fleet[static_cast<std::size_t>(best)]->scheduler->num_outstanding();
+ReplicaId LeastOutstandingRouter::route(const Request& request, const Fleet& fleet,
+                                        const std::vector<ReplicaId>& eligible, SimTime now) {
+  std::int64_t least = -1;
+  tied_.clear();
   for (ReplicaId id : eligible) {
     const std::int64_t load = fleet[static_cast<std::size_t>(id)]->scheduler->num_outstanding();
-    if (load < best_load) {
-      best = id;
-      best_load = load;
+    if (least < 0 || load < least) {
+      least = load;
+      tied_.clear();
     }
+    if (load == least) tied_.push_back(id);
   }
-  return best;
+  return turn_.route(request, fleet, tied_, now);
 }
 
 }  // namespace servesim
