@@ -33,11 +33,14 @@ TraceLengths load_trace_lengths(const std::string& path) {
     if (row.error) continue;  // a failed measured request has no real lengths
     pool.prompt.push_back(row.prompt_tokens);
     pool.output.push_back(row.output_tokens);
+    // The counters describe the pool: rows left out are not "raised" or "replayed".
+    ++pool.counts.rows;
+    pool.counts.zero_prompt_rows += row.zero_prompt;
+    pool.counts.zero_output_rows += row.zero_output;
   }
-  pool.counts = reader.counts();
   if (pool.prompt.empty()) {
     throw InputError(fmt::format("{}: no usable rows (expected at least one row with lengths{})",
-                                 path, pool.counts.error_rows > 0 ? " and has_error = 0" : ""));
+                                 path, reader.counts().error_rows > 0 ? " and has_error = 0" : ""));
   }
   return pool;
 }

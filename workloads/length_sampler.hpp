@@ -18,7 +18,7 @@ struct TraceLengths {
   std::string file;
   std::vector<std::int32_t> prompt;
   std::vector<std::int32_t> output;
-  TraceCounts counts;  // of the file's rows
+  TraceCounts counts;  // of the pool's rows (has_error rows are left out of the pool)
 };
 // Total length from Vidur's Zipf generator over [min_tokens, max_tokens], split by
 // prefill_decode_ratio (P:D): output = ⌊total/(1+r)⌋, prompt = ⌊total − total/(1+r)⌋.
