@@ -1,6 +1,7 @@
 #include "schedulers/replica/scheduler_base.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace servesim {
 
@@ -98,11 +99,16 @@ bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budg
       !kv.can_admit(keys, hits, r->kv_blocks, computed + chunk, /*keep_watermark=*/true)) {
     return false;
   }
+  // can_admit said both fit; a failure here is a bug in the accounting, not a full cache.
   if (hits > 0) {
-    kv.acquire_prefix(keys, hits, r->kv_blocks, r->kv_shared, /*keep_watermark=*/true);
+    if (!kv.acquire_prefix(keys, hits, r->kv_blocks, r->kv_shared, /*keep_watermark=*/true)) {
+      throw std::logic_error("admission: cached blocks can_admit allowed could not be taken");
+    }
     r->computed = static_cast<std::int32_t>(computed);
   }
-  kv.grow(r->kv_blocks, computed + chunk, /*keep_watermark=*/true);
+  if (!kv.grow(r->kv_blocks, computed + chunk, /*keep_watermark=*/true)) {
+    throw std::logic_error("admission: blocks can_admit allowed could not be allocated");
+  }
   kv.record_prefix_lookup(queried, hits);
   r->cached_prefix = static_cast<std::int32_t>(hits * kv.block_size());
   admit_head();
