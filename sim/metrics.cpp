@@ -117,7 +117,8 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
       replicas.back()["prefix_cache"] = {
           {"query_blocks", q},
           {"hit_blocks", hit},
-          {"hit_rate", q > 0 ? static_cast<double>(hit) / static_cast<double>(q) : 0.0},
+          {"hit_rate", q > 0 ? json(static_cast<double>(hit) / static_cast<double>(q))
+                             : json(nullptr)},  // no lookups: no rate
           {"evicted_blocks", r->kv.prefix_evictions()}};
     }
   }

@@ -336,9 +336,11 @@ std::string format_summary_table(const nlohmann::json& s) {
                        r["steps"].get<std::int64_t>(), 100.0 * r["busy_fraction"].get<double>());
     if (r.contains("prefix_cache")) {
       const auto& p = r["prefix_cache"];
-      out += fmt::format("  prefix hits {:.1f}% of {} blocks, {} evicted",
-                         100.0 * p["hit_rate"].get<double>(), p["query_blocks"].get<std::int64_t>(),
-                         p["evicted_blocks"].get<std::int64_t>());
+      out += fmt::format(
+          "  prefix hits {} of {} blocks, {} evicted",
+          p["hit_rate"].is_null() ? std::string("n/a")
+                                  : fmt::format("{:.1f}%", 100.0 * p["hit_rate"].get<double>()),
+          p["query_blocks"].get<std::int64_t>(), p["evicted_blocks"].get<std::int64_t>());
     }
     out += "\n";
   }

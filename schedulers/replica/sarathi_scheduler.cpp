@@ -71,7 +71,10 @@ void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
   // The step in flight's output is processed now: its finished requests free their KV.
   release_deferred(kv);
   // Nothing in flight would have been decided earlier: an idle replica schedules at once.
-  if (batch.preempted == 0 && back_to_back && batch.entries.empty()) admit(now, kv, batch);
+  // With async scheduling, requests finished in the step in flight may have held so much KV that
+  // the running ones preempted one another down to none: vLLM then schedules again at once, with
+  // that KV free.
+  if (batch.entries.empty() && (batch.preempted > 0 || back_to_back)) admit(now, kv, batch);
   last_start_ = batch.entries.empty() ? -1 : now;
 }
 

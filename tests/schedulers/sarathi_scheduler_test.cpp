@@ -253,3 +253,30 @@ TEST_CASE("With async scheduling a request finishing in the step in flight keeps
     CHECK(h.kv().used_blocks() == 0);  // the held blocks are released
   }
 }
+
+TEST_CASE("With async scheduling an iteration that only preempted is followed at once",
+          "[schedulers][sarathi][preemption]") {
+  // B finishes in the first step but, async, still holds its 6 blocks while the next batch is
+  // formed: A's first decode needs a 5th block and preempts A itself. vLLM then schedules again
+  // at once with B's blocks free; the replica must not idle with A waiting.
+  for (const bool async : {false, true}) {
+    INFO("async " << async);
+    SchedulerOptions o;
+    o.max_num_batched_tokens = 512;
+    o.async_scheduling = async;
+    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(10, 16, 0.0));
+    h.add(64, 2);  // A
+    h.add(96, 1);  // B
+    REQUIRE(h.trace(1) == Trace{"A:64 B:96"});
+    if (async) {
+      CHECK(h.trace(1) == Trace{"A:65 (preempted 1)"});  // recomputes 64 + 1 tokens
+      CHECK(h.request(0).preemptions == 1);
+    } else {
+      CHECK(h.trace(1) == Trace{"A:1"});
+    }
+    CHECK(h.request(0).done());
+    h.form();  // async: a finished request's KV is released when the next batch is formed
+    CHECK(h.batch().entries.empty());
+    CHECK(h.kv().used_blocks() == 0);
+  }
+}

@@ -163,6 +163,13 @@ TEST_CASE("with prefix caching each replica reports its cache lookups and hits a
   CHECK(p["hit_rate"].get<double>() == Approx(8.0 / 12));
   CHECK(p["evicted_blocks"] == 0);
   CHECK_THAT(r.output, Catch::Contains("prefix hits 66.7% of 12 blocks, 0 evicted"));
+  // With caching on but no shared prefix nothing is looked up: no rate, not a rate of 0.
+  const auto none = run_ok(
+      "prefix_counters_none",
+      {"tests/tools/configs/golden_fixed.yaml", "--set", "scheduler.enable_prefix_caching=true"});
+  const auto q = read_json(none / "summary.json")["replicas"][0]["prefix_cache"];
+  CHECK(q["query_blocks"] == 0);
+  CHECK(q["hit_rate"].is_null());
   // Without prefix caching there is nothing to report.
   const auto off = run_ok("prefix_counters_off", {"tests/tools/configs/golden_fixed.yaml"});
   CHECK_FALSE(read_json(off / "summary.json")["replicas"][0].contains("prefix_cache"));
