@@ -14,10 +14,12 @@ using Trace = std::vector<std::string>;
 
 namespace {
 
-SchedulerHarness sarathi(std::int32_t budget, std::int32_t max_num_seqs, KvCache kv) {
+SchedulerHarness sarathi(std::int32_t budget, std::int32_t max_num_seqs, KvCache kv,
+                         bool async = false) {
   SchedulerOptions o;
   o.max_num_batched_tokens = budget;
   o.max_num_seqs = max_num_seqs;
+  o.async_scheduling = async;
   return SchedulerHarness(std::make_unique<SarathiScheduler>(o), kv);
 }
 
@@ -157,10 +159,7 @@ TEST_CASE("With async scheduling a request arriving mid-step joins one batch lat
           "[schedulers][sarathi]") {
   for (const bool async : {false, true}) {
     INFO("async " << async);
-    SchedulerOptions o;
-    o.max_num_batched_tokens = 64;
-    o.async_scheduling = async;
-    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+    auto h = sarathi(64, 128, KvCache(100, 16, 0.0), async);
     h.add(4, 5);  // A
     CHECK(h.form().entries.size() == 1);
     h.add(8, 2).spec.arrival = h.now() + 1;  // B arrives while A's first step runs
@@ -173,10 +172,7 @@ TEST_CASE("With async scheduling a request arriving mid-step joins one batch lat
     }
   }
   // Nothing in flight: the replica would idle, so the late arrival is scheduled at once.
-  SchedulerOptions o;
-  o.max_num_batched_tokens = 64;
-  o.async_scheduling = true;
-  SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+  auto h = sarathi(64, 128, KvCache(100, 16, 0.0), /*async=*/true);
   h.add(2, 1);  // A: done after one step
   CHECK(h.form().entries.size() == 1);
   h.add(3, 1).spec.arrival = h.now() + 1;  // B
@@ -233,11 +229,7 @@ TEST_CASE("With async scheduling a request finishing in the step in flight keeps
   // still counts against max_num_seqs (and holds its KV) while N+1 is formed.
   for (const bool async : {false, true}) {
     INFO("async " << async);
-    SchedulerOptions o;
-    o.max_num_batched_tokens = 64;
-    o.max_num_seqs = 2;
-    o.async_scheduling = async;
-    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+    auto h = sarathi(64, 2, KvCache(100, 16, 0.0), async);
     h.add(4, 10);  // A
     h.add(4, 2);   // B: done after its first decode
     REQUIRE(h.trace(1) == Trace{"A:4 B:4"});
@@ -261,10 +253,7 @@ TEST_CASE("With async scheduling an iteration that only preempted is followed at
   // at once with B's blocks free; the replica must not idle with A waiting.
   for (const bool async : {false, true}) {
     INFO("async " << async);
-    SchedulerOptions o;
-    o.max_num_batched_tokens = 512;
-    o.async_scheduling = async;
-    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(10, 16, 0.0));
+    auto h = sarathi(512, 128, KvCache(10, 16, 0.0), async);
     h.add(64, 2);  // A
     h.add(96, 1);  // B
     REQUIRE(h.trace(1) == Trace{"A:64 B:96"});
