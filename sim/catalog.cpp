@@ -134,12 +134,29 @@ const ModelSpec& Catalog::model(const std::string& name, const ConfigNode& where
 
 GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   f.require_map("a hardware description");
-  f.check_keys({"name",          "display_name", "aliases",         "arch",
-                "sms",           "gpc_sms",      "boost_clock_mhz", "base_clock_mhz",
-                "bf16_tflops",   "fp8_tflops",   "memory_gb",       "memory_bw_gb_per_s",
-                "l2_mb",         "tdp_w",        "min_power_w",     "nvlink_gb_per_s",
-                "pcie_gb_per_s", "source",       "analytical",      "host",
-                "power",         "roofline"});
+  f.check_keys({"name",
+                "display_name",
+                "aliases",
+                "arch",
+                "sms",
+                "gpc_sms",
+                "boost_clock_mhz",
+                "base_clock_mhz",
+                "bf16_tflops",
+                "fp8_tflops",
+                "memory_gb",
+                "memory_bw_gb_per_s",
+                "device_memory_mib",
+                "l2_mb",
+                "tdp_w",
+                "min_power_w",
+                "nvlink_gb_per_s",
+                "pcie_gb_per_s",
+                "source",
+                "analytical",
+                "host",
+                "power",
+                "roofline"});
   GpuSpec g;
   g.name = f.has("name") ? f.get_string("name") : fs::path(f.file()).stem().string();
   g.display_name = f.get_string("display_name", g.name);
@@ -169,6 +186,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   g.bf16_tflops = f.get_positive("bf16_tflops");
   g.fp8_tflops = f.get_nonnegative("fp8_tflops", 0);
   g.memory_gb = f.get_positive("memory_gb");
+  g.device_memory_mib = f.get_nonnegative("device_memory_mib", 0);
   g.memory_bw_gb_per_s = f.get_positive("memory_bw_gb_per_s");
   g.l2_mb = f.get_positive("l2_mb");
   g.tdp_w = f.get_positive("tdp_w");

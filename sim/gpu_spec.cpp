@@ -44,6 +44,10 @@ std::string ModelSpec::pp_problem(int pp) const {
                      num_layers, name, num_layers);
 }
 
+double GpuSpec::device_memory_bytes() const {
+  return device_memory_mib > 0 ? device_memory_mib * 1048576.0 : memory_gb * 1073741824.0;
+}
+
 std::string GpuSpec::power_cap_problem(double watts) const {
   if (watts >= min_power_w && watts <= tdp_w) return "";
   return fmt::format("{} W is outside {}'s power limits (expected {} to {} W)", watts, name,

@@ -22,6 +22,10 @@ struct GpuSpec {
   double bf16_tflops = 0;  // dense
   double fp8_tflops = 0;   // dense; 0 when the SKU has no FP8 tensor cores
   double memory_gb = 0;    // decimal GB
+  // What the device reports (nvidia-smi total), when it differs from memory_gb read as GiB
+  // (GDDR parts with ECC on); 0 = unknown, memory_gb GiB is used.
+  double device_memory_mib = 0;
+  double device_memory_bytes() const;
   double memory_bw_gb_per_s = 0;
   double l2_mb = 0;
   double tdp_w = 0;

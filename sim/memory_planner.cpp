@@ -18,7 +18,7 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
   const double tp = replica.tp;
   const double gpus = tp * replica.pp;
   MemoryPlan plan;
-  plan.gpu_bytes = replica.gpu->memory_gb * kGiB;
+  plan.gpu_bytes = replica.gpu->device_memory_bytes();
   // FP8 checkpoints leave embeddings, LM head and routers in bf16 (as the cost models price them).
   const double bf16_params = replica.weight_bytes_per_param() < 2 ? m.unquantized_params() : 0.0;
   plan.weight_bytes =

@@ -11,7 +11,8 @@ namespace servesim {
 //   blocks = (utilization × GPU memory − weights − activation reserve) / bytes per block,
 // where bytes per block = layers/PP × KV bytes per token per layer / TP × block_size.
 // GPU memory: vendor "GB" of HBM parts equal GiB of device memory (H200 "141 GB" reports
-// 143,771 MiB, H100 "80 GB" 81,559 MiB), so memory_gb is read as GiB.
+// 143,771 MiB, H100 "80 GB" 81,559 MiB), so memory_gb is read as GiB; GDDR parts with ECC on
+// report less (L40S and A40 "48 GB": 46,068 MiB), given as device_memory_mib.
 // Activation reserve: vLLM profiles a forward pass of max_num_batched_tokens; we estimate its
 // peak as the MLP intermediate and a few hidden-sized buffers per token, the sampler's fp32
 // logits for max_num_seqs rows, and a fixed non-torch/CUDA-graph overhead.

@@ -72,3 +72,23 @@ TEST_CASE("FP8 weights halve the blocks' linear layers but not embeddings, LM he
   CHECK(r.model->unquantized_params() == Approx(kept));
   CHECK(fp8 == Approx((bf16 + kept * 2 / 2) / 2));
 }
+
+TEST_CASE("A GPU's device memory is what it reports, not its vendor GB, when the file says so",
+          "[memory]") {
+  // L40S "48 GB" of GDDR6 with ECC on reports 46,068 MiB; H100 "80 GB" is read as 80 GiB.
+  Catalog cat(Catalog::default_dirs());
+  const ConfigNode here = ConfigNode::parse("x: 1", "test");
+  ReplicaSpec r;
+  r.model = &cat.model("meta-llama/Llama-2-7b-hf", here);
+  r.gpu = &cat.gpu("l40s", here);
+  CHECK(plan_kv_memory(r, 0.9, 16, 2048, 128).gpu_bytes == 46068.0 * 1048576);
+  r.gpu = &cat.gpu("h100-sxm", here);
+  CHECK(plan_kv_memory(r, 0.9, 16, 2048, 128).gpu_bytes == 80.0 * 1073741824);
+  GpuSpec l40s = cat.gpu("l40s", here);
+  l40s.device_memory_mib = 0;  // without the reported size: 48 GiB, more blocks
+  ReplicaSpec vendor = r;
+  vendor.gpu = &l40s;
+  r.gpu = &cat.gpu("l40s", here);
+  CHECK(plan_kv_memory(vendor, 0.9, 16, 2048, 128).num_blocks >
+        plan_kv_memory(r, 0.9, 16, 2048, 128).num_blocks);
+}
