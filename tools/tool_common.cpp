@@ -136,12 +136,14 @@ BuiltRun build_run(const RunConfig& config) {
           plan_kv_memory(spec, options.gpu_memory_utilization, options.block_size,
                          first->token_budget(), options.max_num_seqs);
       if (plan.num_blocks <= 0) {
+        constexpr double kGiB = 1073741824.0;
         g.node.fail(fmt::format(
-            "{} does not fit on {} × {} (tp {}, pp {}): weights need {:.1f} GiB per GPU of "
-            "{:.1f} GiB × utilization {}",
-            spec.model->name, g.tp * g.pp, spec.gpu->name, g.tp, g.pp,
-            plan.weight_bytes / 1073741824.0, plan.gpu_bytes / 1073741824.0,
-            options.gpu_memory_utilization));
+            "{} does not fit on {} × {} (tp {}, pp {}): weights {:.1f} GiB + activations "
+            "{:.1f} GiB per GPU leave no room for one KV block in {:.1f} GiB × utilization {} "
+            "(expected more GPUs, fp8 weights, a higher gpu_memory_utilization or a smaller "
+            "token budget)",
+            spec.model->name, g.tp * g.pp, spec.gpu->name, g.tp, g.pp, plan.weight_bytes / kGiB,
+            plan.activation_bytes / kGiB, plan.gpu_bytes / kGiB, options.gpu_memory_utilization));
       }
       blocks = plan.num_blocks;
     }

@@ -189,6 +189,19 @@ TEST_CASE("a token budget below max_num_seqs is refused as vLLM refuses it", "[e
                                     "max_num_seqs (1024)"));
 }
 
+TEST_CASE("a model that leaves no room for KV says what takes the memory", "[errors]") {
+  // Llama-3.1-8B's 15 GiB of weights fit 24 GiB × 0.66 = 15.8 GiB, the activations do not.
+  const auto out = bad_input_message(
+      "no_kv_room",
+      {"tests/tools/configs/golden_fixed.yaml", "--set", "replicas.0.gpu=rtx-4090", "--set",
+       "scheduler={kind: sarathi, gpu_memory_utilization: 0.66, max_model_len: 4096}", "--set",
+       "model=meta-llama/Llama-3.1-8B"});
+  CHECK_THAT(out, Catch::Contains("meta-llama/Llama-3.1-8B does not fit on 1 × rtx-4090 (tp 1, "
+                                  "pp 1): weights 15.0 GiB + activations") &&
+                      Catch::Contains("leave no room for one KV block in 24.0 GiB × utilization "
+                                      "0.66"));
+}
+
 TEST_CASE("an unknown scheduler kind is named before any budget check", "[errors]") {
   const auto out = bad_input_message(
       "scheduler_kind", {"tests/tools/configs/golden_fixed.yaml", "--set", "scheduler.kind=edf"});
