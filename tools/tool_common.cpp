@@ -147,6 +147,16 @@ BuiltRun build_run(const RunConfig& config) {
       }
       blocks = plan.num_blocks;
     }
+    if (blocks * options.block_size < options.max_model_len) {
+      // vLLM refuses to start when one request of max_model_len could not fit the KV cache.
+      const ConfigNode at =
+          config.scheduler.has("max_model_len") ? config.scheduler.at("max_model_len") : g.node;
+      at.fail(fmt::format(
+          "max_model_len {} does not fit {}'s KV cache on {} × {} ({} blocks of {} = {} tokens), "
+          "as vLLM refuses (expected a smaller max_model_len, more GPUs or more memory)",
+          options.max_model_len, spec.model->name, g.tp * g.pp, spec.gpu->name, blocks,
+          options.block_size, blocks * options.block_size));
+    }
     for (int i = 0; i < g.count; ++i) {
       auto scheduler =
           i == 0 ? std::move(first) : make_replica_scheduler(config.scheduler, options);

@@ -202,6 +202,21 @@ TEST_CASE("a model that leaves no room for KV says what takes the memory", "[err
                                       "0.66"));
 }
 
+TEST_CASE("a KV cache smaller than one max_model_len request is refused as vLLM refuses it",
+          "[errors]") {
+  // 100 blocks of 16 = 1600 tokens, against Llama-2-7b's 4096.
+  const auto out = bad_input_message("kv_below_len", {"tests/tools/configs/golden_fixed.yaml",
+                                                      "--set", "scheduler.num_gpu_blocks=100"});
+  CHECK_THAT(out, Catch::Contains("max_model_len 4096 does not fit meta-llama/Llama-2-7b-hf's KV "
+                                  "cache on 1 × a100-80gb (100 blocks of 16 = 1600 tokens)"));
+  const auto dir = fresh_dir("kv_below_len_ok");
+  const auto ok = run_simulate({"tests/tools/configs/golden_fixed.yaml", "--set",
+                                "scheduler.num_gpu_blocks=100", "--set",
+                                "scheduler.max_model_len=1600", "--out", dir.string(), "--quiet"});
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+}
+
 TEST_CASE("an unknown scheduler kind is named before any budget check", "[errors]") {
   const auto out = bad_input_message(
       "scheduler_kind", {"tests/tools/configs/golden_fixed.yaml", "--set", "scheduler.kind=edf"});
