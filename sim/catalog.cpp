@@ -220,6 +220,7 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
                 "dense_intermediate_size",
                 "kv_lora_rank",
                 "qk_rope_head_dim",
+                "fp8_skips_attention",
                 "source"});
   ModelSpec m;
   m.name = f.get_string("name");
@@ -245,6 +246,7 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
   m.parallel_block = f.get_bool("parallel_block", false);
   m.attention_bias = f.get_bool("attention_bias", false);
   m.tie_word_embeddings = f.get_bool("tie_word_embeddings", false);
+  m.fp8_skips_attention = f.get_bool("fp8_skips_attention", false);
   m.num_experts = get_count(f, "num_experts", 0);
   m.experts_per_token = get_count(f, "experts_per_token", 0);
   if (m.num_experts > 0 && (m.experts_per_token <= 0 || m.experts_per_token > m.num_experts)) {

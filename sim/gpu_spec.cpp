@@ -6,11 +6,16 @@
 
 namespace servesim {
 
-double ModelSpec::num_params() const {
+double ModelSpec::attention_params_per_layer() const {
   const double h = hidden_size;
   const double q_width = static_cast<double>(num_heads) * head_dim;
   const double kv_width = static_cast<double>(num_kv_heads) * head_dim;
-  const double attention = h * q_width + 2.0 * h * kv_width + q_width * h;
+  return h * q_width + 2.0 * h * kv_width + q_width * h;
+}
+
+double ModelSpec::num_params() const {
+  const double h = hidden_size;
+  const double attention = attention_params_per_layer();
   const double matrices = gated_mlp ? 3.0 : 2.0;
   const double expert_mlp = matrices * h * intermediate_size;
   const double dense_mlp = matrices * h * dense_mlp_width();
@@ -30,7 +35,8 @@ int ModelSpec::moe_layers() const {
 double ModelSpec::unquantized_params() const {
   const double h = hidden_size;
   return static_cast<double>(vocab_size) * h * (tie_word_embeddings ? 1 : 2) +
-         moe_layers() * h * num_experts;
+         moe_layers() * h * num_experts +
+         (fp8_skips_attention ? num_layers * attention_params_per_layer() : 0.0);
 }
 
 std::string ModelSpec::tp_problem(int tp) const {

@@ -64,6 +64,9 @@ struct ModelSpec {
   int kv_lora_rank = 0;      // MLA (DeepSeek-V2): compressed KV width; 0 for standard attention
   int qk_rope_head_dim = 0;  // MLA decoupled rope part stored with the latent
   bool tie_word_embeddings = false;
+  // FP8 checkpoints of this model keep the attention q/k/v/o projections in bf16 (as
+  // compressed-tensors recipes that quantize only the MLP/experts do).
+  bool fp8_skips_attention = false;
   ConfigNode file;
 
   bool is_moe() const { return num_experts > 0; }
@@ -76,8 +79,11 @@ struct ModelSpec {
   }
   // Parameter count of the weights (embeddings and LM head included).
   double num_params() const;
+  // The q/k/v/o projection weights of one layer (the generic formula, MLA included).
+  double attention_params_per_layer() const;
   // The parameters FP8 checkpoints keep in bf16: embeddings, LM head and MoE routers (the usual
-  // recipes, e.g. llm-compressor's FP8-dynamic, quantize the linear layers of the blocks only).
+  // recipes, e.g. llm-compressor's FP8-dynamic, quantize the linear layers of the blocks only),
+  // and the attention projections where the model file says fp8_skips_attention.
   double unquantized_params() const;
   // KV-cache bytes stored per token per layer on one GPU (both K and V), before TP split.
   double kv_bytes_per_token_per_layer(double dtype_bytes) const;

@@ -61,7 +61,10 @@ double LayerPricer::unquantized_gemm(const GemmShape& g, bool graph) const {
 }
 
 double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
-  double t = gemm(shapes_.expert_gemm(op, tokens), graph);
+  const bool attention = op == ProjOp::kQkv || op == ProjOp::kO;
+  double t = attention && model_->fp8_skips_attention
+                 ? unquantized_gemm(shapes_.expert_gemm(op, tokens), graph)
+                 : gemm(shapes_.expert_gemm(op, tokens), graph);
   if (shapes_.experts > 0 && op == ProjOp::kGateUp) {
     t += unquantized_gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph);  // router
   }

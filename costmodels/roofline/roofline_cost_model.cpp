@@ -52,10 +52,15 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
 
   double gemm = 0;
   double mlp = 0;  // the MoE layers' MLP (every layer's for a model that is not interleaved)
+  // bf16 weights at the bf16 peak: a checkpoint that keeps attention (and always the LM head)
+  // unquantized.
+  const Peaks bf16{gpu.bf16_tflops * 1e3, pk.bytes_per_ns, pk.link_bytes_per_ns};
   for (std::size_t i = 0; i < kNumProjOps; ++i) {
     const auto op = static_cast<ProjOp>(i);
-    (op == ProjOp::kGateUp || op == ProjOp::kDown ? mlp : gemm) +=
-        gemm_ns(s.expert_gemm(op, tokens), wbytes, pk);
+    const bool mlp_op = op == ProjOp::kGateUp || op == ProjOp::kDown;
+    (mlp_op ? mlp : gemm) += !mlp_op && model.fp8_skips_attention
+                                 ? gemm_ns(s.expert_gemm(op, tokens), 2, bf16)
+                                 : gemm_ns(s.expert_gemm(op, tokens), wbytes, pk);
   }
   if (s.shared_inter > 0) {
     const double up = model.gated_mlp ? 2 * s.shared_inter : s.shared_inter;
@@ -80,7 +85,6 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
   // left out of this bare roofline, like everything but the roofs.
   const double layers = model.num_layers;
   // FP8 checkpoints keep the LM head in bf16 (as the analytical model and the memory planner).
-  const Peaks bf16{gpu.bf16_tflops * 1e3, pk.bytes_per_ns, pk.link_bytes_per_ns};
   const double lm_head =
       gemm_ns({static_cast<double>(batch.num_requests()), s.hidden, s.vocab, 1}, 2, bf16);
 

@@ -394,6 +394,37 @@ TEST_CASE("FP8 weights speed up the projection GEMMs but not attention or the LM
         Approx(cm.step(d, bf16)[CostComponent::kEmbedding]));
 }
 
+TEST_CASE("a checkpoint that keeps attention in bf16 prices only its MLP as FP8",
+          "[costmodels][analytical]") {
+  GpuSpec gpu = testing::h100_like();
+  gpu.fp8_tflops = 2 * gpu.bf16_tflops;
+  ModelSpec model = testing::llama2_7b_like();
+  ModelSpec skips = model;
+  skips.fp8_skips_attention = true;  // e.g. Llama-4-Scout FP8-dynamic
+  AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  ReplicaSpec bf16 = testing::replica_of(gpu, model, 1);
+  ReplicaSpec fp8 = bf16;
+  fp8.weights = Precision::kFp8;
+  ReplicaSpec fp8_skips = fp8;
+  fp8_skips.model = &skips;
+  const LayerPricer a(bf16, p, AnalyticalTerms{});
+  const LayerPricer f(fp8, p, AnalyticalTerms{});
+  const LayerPricer k(fp8_skips, p, AnalyticalTerms{});
+  for (double tokens : {16.0, 4096.0}) {
+    INFO(tokens);
+    for (ProjOp op : {ProjOp::kQkv, ProjOp::kO}) {
+      CHECK(k.proj_ns(op, tokens, false) == Approx(a.proj_ns(op, tokens, false)));
+      CHECK(f.proj_ns(op, tokens, false) < a.proj_ns(op, tokens, false));
+    }
+    CHECK(k.proj_ns(ProjOp::kGateUp, tokens, false) ==
+          Approx(f.proj_ns(ProjOp::kGateUp, tokens, false)));
+  }
+  // The memory planner counts those weights at 2 bytes.
+  CHECK(skips.unquantized_params() ==
+        Approx(model.unquantized_params() + 32 * model.attention_params_per_layer()));
+  CHECK(model.attention_params_per_layer() == Approx(4.0 * 4096 * 4096));
+}
+
 TEST_CASE("an MLA model caches and reads one latent per token, not K and V of every head",
           "[costmodels][analytical]") {
   ModelSpec mla = testing::llama2_7b_like();
