@@ -103,6 +103,11 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
          {"gpu", r->spec.gpu->name},
          {"model", r->spec.model->name},
          {"tp", r->spec.tp},
+         {"pp", r->spec.pp},
+         {"precision", r->spec.weights == Precision::kFp8 ? "fp8" : "bf16"},
+         {"topology", r->spec.topology},
+         {"cuda_graphs", r->spec.cuda_graphs ? json(cuda_graph_mode_name(r->spec.cuda_graph_mode))
+                                             : json("eager")},
          {"scheduler", std::string(r->scheduler->name())},
          {"kv_blocks", r->kv.total_blocks()},
          {"steps", r->steps},

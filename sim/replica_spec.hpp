@@ -23,6 +23,9 @@ inline std::optional<CudaGraphMode> cuda_graph_mode_named(std::string_view name)
   if (name == "piecewise") return CudaGraphMode::kPiecewise;
   return std::nullopt;
 }
+inline const char* cuda_graph_mode_name(CudaGraphMode m) {
+  return m == CudaGraphMode::kPiecewise ? "piecewise" : "decode_only";
+}
 // vLLM V1's largest CUDA-graph capture size: min(2 × max_num_seqs, 512) tokens
 // (vllm/config: set_cudagraph_sizes); larger steps run eager.
 inline std::int64_t vllm_v1_graph_max_tokens(std::int64_t max_num_seqs) {

@@ -61,8 +61,10 @@ int main(int argc, char** argv) {
   add_common(network, {.model = false});
   auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
   add_common(predict, {.profiles = false});
-  predict->add_option("--tp", args.tp, "tensor-parallel degree")->check(CLI::PositiveNumber);
-  predict->add_option("--pp", args.pp, "pipeline-parallel degree")->check(CLI::PositiveNumber);
+  predict->add_option("--tp", args.tp, "tensor-parallel degree")
+      ->check(servesim::whole_number_in(1, 4096));
+  predict->add_option("--pp", args.pp, "pipeline-parallel degree")
+      ->check(servesim::whole_number_in(1, 4096));
   predict->add_option("--tokens", args.prefill_tokens, "prefill tokens (one chunk)")
       ->check(CLI::Range(0, 2147483647));
   predict->add_option("--context", args.context, "context before the chunk / per decode")
@@ -104,13 +106,13 @@ int main(int argc, char** argv) {
     sub->add_option("--model", rf.model, "only this model id (org/name)");
     sub->add_flag("--json", rf.json, "machine-readable output");
     sub->add_option("--trees", rf.train.forest.trees, "trees per forest")
-        ->check(CLI::PositiveNumber)
+        ->check(servesim::whole_number_in(1, 100000))
         ->capture_default_str();
     sub->add_option("--seed", rf.train.forest.seed, "forest seed")
         ->check(servesim::whole_number_in(0, UINT64_MAX))
         ->capture_default_str();
     sub->add_option("--threads", rf.train.threads, "forests trained at once")
-        ->check(CLI::PositiveNumber)
+        ->check(servesim::whole_number_in(1, 4096))
         ->capture_default_str();
     sub->add_option("--cache-dir", rf.cache_dir, "trained-table cache")->capture_default_str();
     sub->add_flag("!--no-cache", rf.use_cache, "train every forest afresh");
