@@ -84,10 +84,7 @@ bool KvCache::can_admit(const BlockKeys& keys, std::int64_t hits, std::int64_t h
 bool KvCache::acquire_prefix(const BlockKeys& keys, std::int64_t n, std::int64_t& held,
                              std::int64_t& shared, bool keep_watermark) {
   if (n <= 0) return true;
-  std::int64_t revived = 0;  // free cached blocks that become used again
-  for (std::int64_t i = 0; i < n; ++i) revived += cached_.at(keys.at(i)).refs == 0;
-  const std::int64_t reserve = keep_watermark ? watermark_blocks_ : 0;
-  if (free_blocks() - revived < reserve) return false;
+  if (!can_admit(keys, n, 0, 0, keep_watermark)) return false;  // the revived blocks alone
   for (std::int64_t i = 0; i < n; ++i) {
     Entry& e = cached_.at(keys.at(i));
     if (e.refs++ == 0) {

@@ -281,6 +281,15 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   return summary;
 }
 
+namespace {
+// A number of summary.json as text with `decimals` decimals (× scale), or "n/a" where it is null
+// (a statistic of no values).
+std::string number_or_na(const nlohmann::json& v, int decimals, double scale = 1) {
+  return v.is_null() ? std::string("n/a")
+                     : fmt::format("{:.{}f}", scale * v.get<double>(), decimals);
+}
+}  // namespace
+
 std::string format_summary_table(const nlohmann::json& s) {
   std::string out;
   const auto& req = s["requests"];
@@ -295,18 +304,11 @@ std::string format_summary_table(const nlohmann::json& s) {
                      s["throughput"]["output_tokens_per_s"].get<double>());
   out += fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50", "p90",
                      "p99", "max");
-  // A statistic of no values (null in summary.json) prints as n/a.
-  auto cell = [](const nlohmann::json& v, int width) {
-    return v.is_null() ? fmt::format("{:>{}}", "n/a", width)
-                       : fmt::format("{:>{}.{}f}", v.get<double>(), width, 2);
-  };
-  auto gain = [](const nlohmann::json& v) {
-    return v.is_null() ? std::string("n/a") : fmt::format("{:.1f}", v.get<double>());
-  };
   for (const char* k : {"ttft", "tbt", "tpot", "e2e", "scheduling_delay"}) {
     const auto& m = s["latency_ms"][k];
-    out += fmt::format("{:<18}{}{}{}{}{}\n", k, cell(m["mean"], 10), cell(m["p50"], 10),
-                       cell(m["p90"], 10), cell(m["p99"], 10), cell(m["max"], 10));
+    out += fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}\n", k, number_or_na(m["mean"], 2),
+                       number_or_na(m["p50"], 2), number_or_na(m["p90"], 2),
+                       number_or_na(m["p99"], 2), number_or_na(m["max"], 2));
   }
   if (!s["slo"].is_null()) {
     out += fmt::format("SLO        attainment {:.2f}%   goodput {:.2f} req/s\n",
@@ -319,8 +321,9 @@ std::string format_summary_table(const nlohmann::json& s) {
     out += fmt::format(
         "sensitivity step times ±{:g}%: % change per 1% step-time error: ttft mean {} p99 "
         "{}, tpot mean {}, e2e mean {} p99 {}\n",
-        v["delta_pct"].get<double>(), gain(g["ttft"]["mean"]), gain(g["ttft"]["p99"]),
-        gain(g["tpot"]["mean"]), gain(g["e2e"]["mean"]), gain(g["e2e"]["p99"]));
+        v["delta_pct"].get<double>(), number_or_na(g["ttft"]["mean"], 1),
+        number_or_na(g["ttft"]["p99"], 1), number_or_na(g["tpot"]["mean"], 1),
+        number_or_na(g["e2e"]["mean"], 1), number_or_na(g["e2e"]["p99"], 1));
     if (v.contains("slo_attainment")) {
       const auto& a = v["slo_attainment"];
       out += fmt::format("           SLO attainment {:.2f}% at +{:g}%, {:.2f}% at -{:g}%\n",
@@ -348,11 +351,10 @@ std::string format_summary_table(const nlohmann::json& s) {
                        r["steps"].get<std::int64_t>(), 100.0 * r["busy_fraction"].get<double>());
     if (r.contains("prefix_cache")) {
       const auto& p = r["prefix_cache"];
-      out += fmt::format(
-          "  prefix hits {} of {} blocks, {} evicted",
-          p["hit_rate"].is_null() ? std::string("n/a")
-                                  : fmt::format("{:.1f}%", 100.0 * p["hit_rate"].get<double>()),
-          p["query_blocks"].get<std::int64_t>(), p["evicted_blocks"].get<std::int64_t>());
+      const std::string rate = number_or_na(p["hit_rate"], 1, 100);
+      out += fmt::format("  prefix hits {}{} of {} blocks, {} evicted", rate,
+                         p["hit_rate"].is_null() ? "" : "%", p["query_blocks"].get<std::int64_t>(),
+                         p["evicted_blocks"].get<std::int64_t>());
     }
     out += "\n";
   }

@@ -1,17 +1,33 @@
 #include "sim/memory_planner.hpp"
 
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "sim/catalog.hpp"
 
 using namespace servesim;
 
-TEST_CASE("KV block bytes follow layers, KV heads, head size and TP", "[memory]") {
-  Catalog cat(Catalog::default_dirs());
-  const ConfigNode here = ConfigNode::parse("x: 1", "test");
+namespace {
+// The shipped catalog, shared by the tests (the specs a ReplicaSpec points at live in it).
+Catalog& catalog() {
+  static Catalog cat(Catalog::default_dirs());
+  return cat;
+}
+
+// A replica of a shipped model on a shipped GPU.
+ReplicaSpec shipped(const std::string& gpu, const std::string& model, int tp = 1) {
+  const ConfigNode here = ConfigNode::flag("test");
   ReplicaSpec r;
-  r.gpu = &cat.gpu("h100-sxm", here);
-  r.model = &cat.model("meta-llama/Llama-2-7b-hf", here);
+  r.gpu = &catalog().gpu(gpu, here);
+  r.model = &catalog().model(model, here);
+  r.tp = tp;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("KV block bytes follow layers, KV heads, head size and TP", "[memory]") {
+  ReplicaSpec r = shipped("h100-sxm", "meta-llama/Llama-2-7b-hf");
   // 32 layers × 2 (K,V) × 32 heads × 128 × 2 bytes × 16 tokens = 8 MiB per block.
   const MemoryPlan tp1 = plan_kv_memory(r, 0.9, 16, 2048, 128);
   CHECK(tp1.block_bytes == Approx(32.0 * 2 * 32 * 128 * 2 * 16));
@@ -34,13 +50,8 @@ TEST_CASE("The planner matches vLLM's measured KV capacity on H100 within 3%", "
                         {"codellama/CodeLlama-34b-Instruct-hf", 2, 26602},
                         {"meta-llama/Llama-2-70b-hf", 4, 31356},
                         {"mistralai/Mixtral-8x7B-v0.1", 2, 27510}};
-  Catalog cat(Catalog::default_dirs());
-  const ConfigNode here = ConfigNode::parse("x: 1", "test");
   for (const auto& c : cases) {
-    ReplicaSpec r;
-    r.gpu = &cat.gpu("h100-sxm", here);
-    r.model = &cat.model(c.model, here);
-    r.tp = c.tp;
+    const ReplicaSpec r = shipped("h100-sxm", c.model, c.tp);
     INFO(c.model << " tp" << c.tp);
     CHECK(static_cast<double>(plan_kv_memory(r, 0.9, 16, 2048, 128).num_blocks) ==
           Approx(c.measured).epsilon(0.03));
@@ -48,22 +59,13 @@ TEST_CASE("The planner matches vLLM's measured KV capacity on H100 within 3%", "
 }
 
 TEST_CASE("A model that does not fit yields no blocks", "[memory]") {
-  Catalog cat(Catalog::default_dirs());
-  const ConfigNode here = ConfigNode::parse("x: 1", "test");
-  ReplicaSpec r;
-  r.gpu = &cat.gpu("rtx-4090", here);
-  r.model = &cat.model("meta-llama/Llama-2-70b-hf", here);
+  const ReplicaSpec r = shipped("rtx-4090", "meta-llama/Llama-2-70b-hf");
   CHECK(plan_kv_memory(r, 0.9, 16, 2048, 128).num_blocks <= 0);
 }
 
 TEST_CASE("FP8 weights halve the blocks' linear layers but not embeddings, LM head or routers",
           "[memory]") {
-  Catalog cat(Catalog::default_dirs());
-  const ConfigNode here = ConfigNode::parse("x: 1", "test");
-  ReplicaSpec r;
-  r.gpu = &cat.gpu("h100-sxm", here);
-  r.model = &cat.model("meta-llama/Llama-4-Scout-17B-16E-Instruct", here);
-  r.tp = 2;
+  ReplicaSpec r = shipped("h100-sxm", "meta-llama/Llama-4-Scout-17B-16E-Instruct", 2);
   const double bf16 = plan_kv_memory(r, 0.9, 16, 2048, 128).weight_bytes;
   r.weights = Precision::kFp8;
   const double fp8 = plan_kv_memory(r, 0.9, 16, 2048, 128).weight_bytes;
@@ -76,19 +78,14 @@ TEST_CASE("FP8 weights halve the blocks' linear layers but not embeddings, LM he
 TEST_CASE("A GPU's device memory is what it reports, not its vendor GB, when the file says so",
           "[memory]") {
   // L40S "48 GB" of GDDR6 with ECC on reports 46,068 MiB; H100 "80 GB" is read as 80 GiB.
-  Catalog cat(Catalog::default_dirs());
-  const ConfigNode here = ConfigNode::parse("x: 1", "test");
-  ReplicaSpec r;
-  r.model = &cat.model("meta-llama/Llama-2-7b-hf", here);
-  r.gpu = &cat.gpu("l40s", here);
+  const ReplicaSpec r = shipped("l40s", "meta-llama/Llama-2-7b-hf");
   CHECK(plan_kv_memory(r, 0.9, 16, 2048, 128).gpu_bytes == 46068.0 * 1048576);
-  r.gpu = &cat.gpu("h100-sxm", here);
-  CHECK(plan_kv_memory(r, 0.9, 16, 2048, 128).gpu_bytes == 80.0 * 1073741824);
-  GpuSpec l40s = cat.gpu("l40s", here);
+  CHECK(plan_kv_memory(shipped("h100-sxm", "meta-llama/Llama-2-7b-hf"), 0.9, 16, 2048, 128)
+            .gpu_bytes == 80.0 * 1073741824);
+  GpuSpec l40s = *r.gpu;
   l40s.device_memory_mib = 0;  // without the reported size: 48 GiB, more blocks
   ReplicaSpec vendor = r;
   vendor.gpu = &l40s;
-  r.gpu = &cat.gpu("l40s", here);
   CHECK(plan_kv_memory(vendor, 0.9, 16, 2048, 128).num_blocks >
         plan_kv_memory(r, 0.9, 16, 2048, 128).num_blocks);
 }
