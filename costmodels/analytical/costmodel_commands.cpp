@@ -136,12 +136,46 @@ std::string slice_text(const std::string& label, const ProfileValidation::Slice&
   return out;
 }
 
+// The profiles' own reproducibility beside the model's error on the same times (ops with no
+// repeated shape are left out; nothing at all when no shape repeats).
+nlohmann::json reproducibility_json(const ProfileReproducibility& r) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    const auto& o = r.ops[i];
+    if (o.shapes == 0) continue;
+    j[std::string(vidur_op_name(static_cast<VidurOp>(i)))] = {{"shapes", o.shapes},
+                                                              {"n", o.repeat.n},
+                                                              {"repeat_mape", o.repeat.mape()},
+                                                              {"model_mape", o.model.mape()}};
+  }
+  return j;
+}
+
+std::string reproducibility_text(const ProfileReproducibility& r) {
+  std::string rows;
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    const auto& o = r.ops[i];
+    if (o.shapes == 0) continue;
+    rows += fmt::format("    {:<26} {:>7} {:>7} {:12.2f}% {:11.2f}%\n",
+                        vidur_op_name(static_cast<VidurOp>(i)), o.shapes, o.repeat.n,
+                        o.repeat.mape(), o.model.mape());
+  }
+  if (rows.empty()) return "";
+  return "profile reproducibility: an op timed more than once on one shape (in another TP file,\n"
+         "or in another model of equal dimensions); each time against the mean of its repeats\n"
+         "(the floor for any model), and the model on the same times\n" +
+         fmt::format("    {:<26} {:>7} {:>7} {:>13} {:>12}\n", "op", "shapes", "times",
+                     "repeat MAPE", "model MAPE") +
+         rows;
+}
+
 }  // namespace
 
 std::string run_validate(const CostmodelArgs& a) {
   Context c = load(a, true);
-  const auto results = validate_all(c, c.params, AnalyticalTerms{}, !a.rows_file.empty());
+  const auto results = validate_all(c, c.params, AnalyticalTerms{}, true);
   if (!a.rows_file.empty()) write_residuals(a.rows_file, results);
+  const ProfileReproducibility repro = profile_reproducibility(results);
   ProfileValidation::Slice all;
   for (const auto& r : results) all.merge(r.slices.front());
   if (a.json) {
@@ -155,6 +189,7 @@ std::string run_validate(const CostmodelArgs& a) {
       }
       j["models"][r.model] = m;
     }
+    j["reproducibility"] = reproducibility_json(repro);
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
@@ -170,6 +205,7 @@ std::string run_validate(const CostmodelArgs& a) {
     }
   }
   out += slice_text("ALL", all);
+  out += reproducibility_text(repro);
   return out;
 }
 

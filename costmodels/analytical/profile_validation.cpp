@@ -82,6 +82,37 @@ ModelSpec model_from_profile(const VidurMlpRow& row, const std::string& name,
   return m;
 }
 
+VidurOpShape vidur_op_shape(const ModelSpec& m, int tp, VidurOp op, int tokens) {
+  const long long q = static_cast<long long>(m.num_heads) * m.head_dim / tp;
+  const long long kv = static_cast<long long>(m.num_kv_heads) * m.head_dim / tp;
+  const long long inter = static_cast<long long>(m.intermediate_size) / tp;
+  const long long h = m.hidden_size;
+  const long long op_id = static_cast<long long>(op);
+  switch (op) {
+    case VidurOp::kEmb:  // a vocab-parallel lookup: each rank holds vocab/tp rows
+      return {op_id, tokens, h, m.vocab_size / tp, 0, 0};
+    case VidurOp::kInputLayernorm:
+    case VidurOp::kPostAttentionLayernorm:
+      return {op_id, tokens, h, m.layer_norm ? 1 : 0, 0, 0};
+    case VidurOp::kAdd:
+      return {op_id, tokens, h, 0, 0, 0};
+    case VidurOp::kAttnPreProj:
+    case VidurOp::kAttnRope:
+      return {op_id, tokens, h, q, kv, m.head_dim};
+    case VidurOp::kAttnPostProj:
+      return {op_id, tokens, q, h, 0, 0};
+    case VidurOp::kMlpUpProj:
+      return {op_id, tokens, h, inter, m.gated_mlp ? 1 : 0, 0};
+    case VidurOp::kMlpAct:
+      return {op_id, tokens, inter, m.gated_mlp ? 1 : 0, 0, 0};
+    case VidurOp::kMlpDownProj:
+      return {op_id, tokens, inter, h, 0, 0};
+    case VidurOp::kCount:
+      break;
+  }
+  return {op_id, tokens, 0, 0, 0, 0};
+}
+
 ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const std::string& name,
                                    const GpuSpec& gpu, const ModelSpec* catalog_model,
                                    const AnalyticalParams& params, const AnalyticalTerms& terms,
@@ -113,8 +144,9 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
       s.ops[i].add(pred[i], meas);
       (decode ? s.decode_ops : s.prefill_ops)[i].add(pred[i], meas);
       if (keep_residuals) {
-        v.residuals.push_back(
-            {row.line, row.tp, row.num_tokens, static_cast<VidurOp>(i), pred[i], meas});
+        const auto op = static_cast<VidurOp>(i);
+        v.residuals.push_back({row.line, row.tp, row.num_tokens, op, pred[i], meas,
+                               vidur_op_shape(model, row.tp, op, row.num_tokens)});
       }
       block_pred += pred[i];
       block_meas += meas;
@@ -127,6 +159,27 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
   v.slices.push_back(all);
   for (const auto& [tp, s] : per_tp) v.slices.push_back(s);
   return v;
+}
+
+ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidation>& results) {
+  std::map<VidurOpShape, std::vector<const ProfileValidation::Residual*>> by_shape;
+  for (const auto& r : results) {
+    for (const auto& e : r.residuals) by_shape[e.shape].push_back(&e);
+  }
+  ProfileReproducibility out;
+  for (const auto& [shape, times] : by_shape) {
+    if (times.size() < 2) continue;
+    ProfileReproducibility::Op& o = out.ops[static_cast<std::size_t>(times.front()->op)];
+    ++o.shapes;
+    double sum = 0;
+    for (const auto* e : times) sum += e->measured_ns;
+    const double others = static_cast<double>(times.size() - 1);
+    for (const auto* e : times) {
+      o.repeat.add((sum - e->measured_ns) / others, e->measured_ns);
+      o.model.add(e->predicted_ns, e->measured_ns);
+    }
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> find_mlp_profiles(const std::string& dir) {

@@ -27,6 +27,12 @@ struct ErrorStats {
   double wape() const { return measured_sum > 0 ? 100 * abs_err_sum / measured_sum : 0; }
 };
 
+// The shape an op of a Vidur row computes: the token count and the model dimensions that decide
+// its work after the TP split (the norms and the residual add do not depend on TP). Equal
+// shapes time equal work, whichever file or model they come from.
+using VidurOpShape = std::array<long long, 6>;
+VidurOpShape vidur_op_shape(const ModelSpec& m, int tp, VidurOp op, int tokens);
+
 // Accuracy of the analytical model on one Vidur mlp.csv, overall and per TP degree.
 // "decode-like" rows have num_tokens ≤ 128; "prefill-like" the rest. The MLP block of a row is
 // the sum of every op the file times for one layer.
@@ -55,6 +61,7 @@ struct ProfileValidation {
     VidurOp op = VidurOp::kEmb;
     double predicted_ns = 0;
     double measured_ns = 0;
+    VidurOpShape shape{};
   };
   std::vector<Residual> residuals;
 };
@@ -68,6 +75,21 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
                                    const GpuSpec& gpu, const ModelSpec* catalog_model,
                                    const AnalyticalParams& params, const AnalyticalTerms& terms,
                                    bool keep_residuals = false);
+
+// How well the profiles reproduce themselves: every time whose op and shape were timed more than
+// once across `results` (another TP file of the model for a norm or an add, another model of
+// equal dimensions for a GEMM) against the mean of the other times of its shape (leave one
+// out), and the model's prediction of the same times. The first is the error of an oracle that
+// knew the repeat: no shape-deterministic model can be judged below it. Needs the residuals.
+struct ProfileReproducibility {
+  struct Op {
+    int shapes = 0;     // shapes timed at least twice
+    ErrorStats repeat;  // each time vs the mean of its repeats
+    ErrorStats model;   // the model on the same times
+  };
+  std::array<Op, kNumVidurOps> ops{};
+};
+ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidation>& results);
 
 // Every mlp.csv under `dir` (recursively), with its model id "org/name" (the two parent
 // folders), sorted by id.

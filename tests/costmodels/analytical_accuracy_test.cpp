@@ -248,3 +248,29 @@ TEST_CASE("costmodel validate scores a GPU with no profile folder as an error, n
   a.json = true;
   CHECK(nlohmann::json::parse(run_validate(a))["mlp_block"]["n"] == 7041);
 }
+
+TEST_CASE(
+    "the A100 profiles repeat their GEMM shapes across models to about 2%, the floor below "
+    "which no model can be judged",
+    "[costmodels][accuracy]") {
+  if (!fs::is_directory(kCompute)) {
+    WARN("skipped: " << kCompute << " is absent");
+    return;
+  }
+  CostmodelArgs a;
+  a.profiles = kCompute;
+  a.gpu = "a100";
+  a.json = true;
+  const nlohmann::json r = nlohmann::json::parse(run_validate(a))["reproducibility"];
+  // Llama-2-70B, Llama-3-70B and CodeLlama-34B share hidden 8192 and 8 KV heads: their q/k/v
+  // and o projections are the same GEMMs in three files (the MLPs only in the two 70Bs).
+  for (const char* op : {"attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj"}) {
+    INFO(op);
+    CHECK(r[op]["shapes"].get<int>() > 1000);
+    CHECK(r[op]["repeat_mape"].get<double>() > 0.5);
+    CHECK(r[op]["repeat_mape"].get<double>() < 3.0);
+    CHECK(r[op]["model_mape"].get<double>() > 0);
+  }
+  // Same-shaped GEMMs time alike; a key that mixed shapes would repeat far worse than 3%.
+  CHECK(r["attn_pre_proj"]["n"].get<int>() == 3216);
+}

@@ -89,3 +89,77 @@ TEST_CASE(
   CHECK(s.light_error_points() == Approx(light_points));
   CHECK(s.light_error_points() > 0);
 }
+
+TEST_CASE("an op's shape keeps what decides its work: norms ignore TP and GEMMs split by it",
+          "[costmodels][validation]") {
+  const ModelSpec m = testing::llama2_7b_like();
+  const auto shape = [&m](int tp, VidurOp op) { return vidur_op_shape(m, tp, op, 512); };
+  CHECK(shape(1, VidurOp::kInputLayernorm) == shape(4, VidurOp::kInputLayernorm));
+  CHECK(shape(1, VidurOp::kAdd) == shape(8, VidurOp::kAdd));
+  CHECK(shape(1, VidurOp::kAttnPreProj) != shape(2, VidurOp::kAttnPreProj));
+  CHECK(shape(1, VidurOp::kMlpDownProj) != shape(2, VidurOp::kMlpDownProj));
+  // The same numbers under another op never collide, and neither do other token counts.
+  CHECK(shape(1, VidurOp::kInputLayernorm) != shape(1, VidurOp::kPostAttentionLayernorm));
+  CHECK(vidur_op_shape(m, 1, VidurOp::kAdd, 512) != vidur_op_shape(m, 1, VidurOp::kAdd, 513));
+  ModelSpec ln = m;
+  ln.layer_norm = true;
+  CHECK(vidur_op_shape(ln, 1, VidurOp::kInputLayernorm, 512) != shape(1, VidurOp::kInputLayernorm));
+  // o_proj: K = heads·head_dim / tp, N = hidden.
+  const VidurOpShape o = shape(4, VidurOp::kAttnPostProj);
+  CHECK(o[2] == m.num_heads * m.head_dim / 4);
+  CHECK(o[3] == m.hidden_size);
+}
+
+TEST_CASE(
+    "profile reproducibility compares each repeated time with the mean of its repeats and the "
+    "model on the same times",
+    "[costmodels][validation]") {
+  const GpuSpec gpu = testing::a100_like();
+  const AnalyticalParams params = AnalyticalParams::for_gpu(gpu);
+  const ModelSpec model = testing::llama2_7b_like();
+  auto row_of = [&](int tp, int tokens, double ms) {
+    VidurMlpRow r;
+    r.line = 2;
+    r.num_tokens = tokens;
+    r.tp = tp;
+    r.n_head = model.num_heads;
+    r.n_kv_head = model.num_kv_heads;
+    r.n_embd = model.hidden_size;
+    r.n_expanded_embd = model.intermediate_size;
+    r.vocab_size = model.vocab_size;
+    r.ms.fill(ms);
+    return r;
+  };
+  // Model "a" at TP1 (1 ms per op) and TP2 (2 ms); model "b" of the same dimensions at TP1
+  // (1.5 ms). A 128-token row of "a" has no repeat anywhere.
+  std::vector<ProfileValidation> results = {
+      validate_profile({row_of(1, 64, 1.0), row_of(2, 64, 2.0), row_of(1, 128, 3.0)}, "a", gpu,
+                       &model, params, AnalyticalTerms{}, true),
+      validate_profile({row_of(1, 64, 1.5)}, "b", gpu, &model, params, AnalyticalTerms{}, true)};
+  const ProfileReproducibility r = profile_reproducibility(results);
+  const auto& qkv = r.ops[static_cast<std::size_t>(VidurOp::kAttnPreProj)];
+  // qkv at TP1 is timed twice (1.0 in "a", 1.5 in "b"); TP2 and the 128-token row only once.
+  CHECK(qkv.shapes == 1);
+  CHECK(qkv.repeat.n == 2);
+  CHECK(qkv.repeat.mape() == Approx(100.0 * (0.5 / 1.0 + 0.5 / 1.5) / 2));
+  // The norm does not depend on TP: 1.0, 2.0 and 1.5 are one shape; each against the mean of
+  // the other two: 1.75 vs 1.0, 1.25 vs 2.0, 1.5 vs 1.5.
+  const auto& norm = r.ops[static_cast<std::size_t>(VidurOp::kInputLayernorm)];
+  CHECK(norm.shapes == 1);
+  CHECK(norm.repeat.n == 3);
+  CHECK(norm.repeat.mape() == Approx(100.0 * (0.75 / 1.0 + 0.75 / 2.0 + 0.0) / 3));
+  // The model's error on exactly those three times.
+  ErrorStats model_err;
+  for (const auto& v : results) {
+    for (const auto& e : v.residuals) {
+      if (e.op == VidurOp::kInputLayernorm && e.tokens == 64) {
+        model_err.add(e.predicted_ns, e.measured_ns);
+      }
+    }
+  }
+  CHECK(model_err.n == 3);
+  CHECK(norm.model.mape() == Approx(model_err.mape()));
+  // A single profile with no repeats has nothing to report.
+  const ProfileReproducibility none = profile_reproducibility({results[1]});
+  for (const auto& o : none.ops) CHECK(o.shapes == 0);
+}
