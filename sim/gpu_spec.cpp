@@ -60,6 +60,19 @@ std::string GpuSpec::power_cap_problem(double watts) const {
                      min_power_w, tdp_w);
 }
 
+std::string GpuSpec::topology_problem(std::string_view topology) const {
+  if (topology != "nvlink" && topology != "pairwise_nvlink" && topology != "pcie") {
+    return fmt::format("unknown topology '{}' (known: nvlink, pairwise_nvlink, pcie)", topology);
+  }
+  if (topology != "pcie" && nvlink_gb_per_s <= 0) {
+    return fmt::format(
+        "{} has no NVLink (its hardware file gives no nvlink_gb_per_s); expected "
+        "topology pcie",
+        name);
+  }
+  return "";
+}
+
 double ModelSpec::kv_bytes_per_token_per_layer(double dtype_bytes) const {
   if (kv_lora_rank > 0) return (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
   return 2.0 * num_kv_heads * head_dim * dtype_bytes;

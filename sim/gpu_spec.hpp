@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/config_node.hpp"
@@ -37,6 +38,12 @@ struct GpuSpec {
   // Why a board power cap of `watts` cannot be set ("" when it can): as `nvidia-smi -pl`, within
   // [min_power_w (when known), tdp_w].
   std::string power_cap_problem(double watts) const;
+  // The links between a replica's GPUs when the config names none: NVLink where this GPU has
+  // it (nvlink_gb_per_s > 0), else PCIe.
+  const char* default_topology() const { return nvlink_gb_per_s > 0 ? "nvlink" : "pcie"; }
+  // Why a replica of this GPU cannot use `topology` ("" when it can): the name must be known,
+  // and NVLink topologies need a GPU with NVLink.
+  std::string topology_problem(std::string_view topology) const;
 };
 
 // Architecture of one model, read from configs/models/<org>/<name>.yaml.

@@ -27,7 +27,7 @@ struct ReplicaGroupConfig {
   CudaGraphMode cuda_graph_mode = CudaGraphMode::kDecodeOnly;
   std::int64_t cuda_graph_max_tokens = 0;
   double power_cap_w = 0;
-  std::string topology = "nvlink";
+  std::string topology;  // "" = the GPU's default (GpuSpec::default_topology)
 };
 
 // What `output:` asks for.

@@ -72,6 +72,15 @@ int main(int argc, char** argv) {
   predict->add_option("--decodes", args.decodes, "decode requests in the batch")
       ->check(CLI::Range(0, 2147483647));
   predict->add_flag("--eager", args.eager, "no CUDA graphs");
+  predict
+      ->add_option("--topology", args.topology,
+                   "links between the TP GPUs: nvlink, pairwise_nvlink or pcie (default: nvlink "
+                   "where the GPU has it, else pcie)")
+      ->check(CLI::IsMember({"nvlink", "pairwise_nvlink", "pcie"}));
+  predict
+      ->add_option("--power-cap-w", args.power_cap_w,
+                   "board power cap in W (default: the TDP; analytical cost model only)")
+      ->check(CLI::Range(0.0, 1e6));
   predict->add_option("--precision", args.precision, "weights: bf16 (default), fp16 or fp8")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   predict

@@ -75,7 +75,14 @@ BuiltRun build_run(const RunConfig& config) {
                                         g.node.has("cuda_graph_max_tokens"),
                                         base_options.max_num_seqs, spec);
     spec.power_cap_w = g.power_cap_w;
-    spec.topology = g.topology;
+    if (g.topology.empty()) {
+      spec.topology = spec.gpu->default_topology();
+    } else {
+      if (const std::string why = spec.gpu->topology_problem(g.topology); !why.empty()) {
+        g.node.at("topology").fail(why);
+      }
+      spec.topology = g.topology;
+    }
     if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {
       g.node.at("precision").fail(fmt::format("GPU '{}' has no FP8 tensor cores", spec.gpu->name));
     }

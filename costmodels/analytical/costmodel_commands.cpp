@@ -317,6 +317,16 @@ std::string run_predict(const CostmodelArgs& a) {
   r.tp = a.tp;
   r.pp = a.pp;
   r.cuda_graphs = !a.eager;
+  r.topology = a.topology.empty() ? c.gpu.default_topology() : a.topology;
+  if (const std::string why = c.gpu.topology_problem(r.topology); !why.empty()) {
+    throw InputError("--topology: " + why);
+  }
+  if (a.power_cap_w > 0) {
+    if (const std::string why = c.gpu.power_cap_problem(a.power_cap_w); !why.empty()) {
+      throw InputError("--power-cap-w: " + why);
+    }
+    r.power_cap_w = a.power_cap_w;
+  }
   if (a.precision == "fp8") {
     if (c.gpu.fp8_tflops <= 0) {
       throw InputError(
@@ -356,6 +366,12 @@ std::string run_predict(const CostmodelArgs& a) {
                     longest, model.name, model.max_position_embeddings));
   }
   const auto cm = make_cost_model(cost_model);
+  if (r.power_cap_w > 0 && !cm->prices_power_cap()) {
+    throw InputError(fmt::format(
+        "--power-cap-w: the {} cost model does not price power caps (expected --cost-model "
+        "kind analytical, or no cap)",
+        cm->name()));
+  }
   const StepCost cost = cm->step(b, r);
   const char* launch = launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens()));
   if (a.json) {

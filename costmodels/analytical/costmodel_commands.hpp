@@ -27,6 +27,8 @@ struct CostmodelArgs {
   int max_num_seqs = 128;  // predict: sizes that default capture size (simulate's default)
   int tp = 1;
   int pp = 1;
+  std::string topology;    // predict: "" = the GPU's default
+  double power_cap_w = 0;  // predict: 0 = the GPU's TDP
   int prefill_tokens = 0;
   int context = 0;
   int decodes = 0;

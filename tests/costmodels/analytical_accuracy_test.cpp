@@ -274,3 +274,37 @@ TEST_CASE(
   // Same-shaped GEMMs time alike; a key that mixed shapes would repeat far worse than 3%.
   CHECK(r["attn_pre_proj"]["n"].get<int>() == 3216);
 }
+
+TEST_CASE("costmodel predict prices the replica's links and power cap as simulate does",
+          "[costmodels][analytical][predict]") {
+  CostmodelArgs a = predict_json("a100", 0, 32, 1000);
+  a.tp = 4;
+  const auto nvlink = nlohmann::json::parse(run_predict(a));  // A100's default: NVLink
+  a.topology = "pcie";
+  const auto pcie = nlohmann::json::parse(run_predict(a));
+  CHECK(pcie["breakdown_ns"]["collective"].get<double>() >
+        nvlink["breakdown_ns"]["collective"].get<double>());
+  CHECK(pcie["breakdown_ns"]["gemm"] == nvlink["breakdown_ns"]["gemm"]);
+  // L40S has no NVLink: pcie is its default, and nvlink is refused rather than read as PCIe.
+  a.gpu = "l40s";
+  a.topology = "";
+  const auto l40s = nlohmann::json::parse(run_predict(a));
+  a.topology = "pcie";
+  CHECK(nlohmann::json::parse(run_predict(a)) == l40s);
+  a.topology = "pairwise_nvlink";
+  CHECK_THROWS_WITH(run_predict(a), Catch::StartsWith("--topology: l40s has no NVLink") &&
+                                        Catch::Contains("expected topology pcie"));
+  // A cap slows the step (the clock falls); outside the board's limits, or under a cost model
+  // that ignores caps, it is refused.
+  a = predict_json("a100", 2048, 0, 0);
+  const double tdp = nlohmann::json::parse(run_predict(a))["total_ns"].get<double>();
+  a.power_cap_w = 150;
+  CHECK(nlohmann::json::parse(run_predict(a))["total_ns"].get<double>() > tdp);
+  a.power_cap_w = 50;
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--power-cap-w: 50 W is outside a100-80gb's "
+                                                    "power limits (expected 100 to 400 W)"));
+  a.power_cap_w = 300;
+  a.cost_model_yaml = "kind: roofline";
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--power-cap-w: the roofline cost model "
+                                                    "does not price power caps"));
+}

@@ -266,6 +266,32 @@ TEST_CASE("more pipeline stages than layers, or a power cap outside the board's 
   CHECK(ok.exit_code == 0);
 }
 
+TEST_CASE("an NVLink topology on a GPU without NVLink is refused and its default is PCIe",
+          "[errors]") {
+  const std::string config = "tests/tools/configs/golden_fixed.yaml";
+  for (const std::string kind : {"nvlink", "pairwise_nvlink"}) {
+    const auto msg = bad_input_message(
+        "topology_" + kind,
+        {config, "--set", "replicas.0.gpu=l40s", "--set", "replicas.0.topology=" + kind});
+    CHECK_THAT(msg, Catch::Contains("replicas[0].topology: l40s has no NVLink (its hardware file "
+                                    "gives no nvlink_gb_per_s); expected topology pcie"));
+  }
+  const auto unknown =
+      bad_input_message("topology_unknown", {config, "--set", "replicas.0.topology=mesh"});
+  CHECK_THAT(unknown, Catch::Contains("unknown topology 'mesh' (known: nvlink, pairwise_nvlink, "
+                                      "pcie)"));
+  // Without a topology key each replica reports the links its GPU has.
+  for (const auto& [gpu, links] : std::vector<std::pair<std::string, std::string>>{
+           {"l40s", "pcie"}, {"a100-80gb", "nvlink"}}) {
+    const auto dir = fresh_dir("topology_default_" + gpu);
+    const auto r =
+        run_simulate({config, "--set", "replicas.0.gpu=" + gpu, "--out", dir.string(), "--quiet"});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(read_json(dir / "summary.json")["replicas"][0]["topology"] == links);
+  }
+}
+
 TEST_CASE("sim2real refuses an empty run id and an --out that is a file", "[errors][sim2real]") {
   const std::string csv = (source_root() / "../shared/data/sim2real/experiments.csv").string();
   if (!std::filesystem::exists(csv)) {
