@@ -89,3 +89,49 @@ TEST_CASE("A GPU's device memory is what it reports, not its vendor GB, when the
   CHECK(plan_kv_memory(vendor, 0.9, 16, 2048, 128).num_blocks >
         plan_kv_memory(r, 0.9, 16, 2048, 128).num_blocks);
 }
+
+TEST_CASE("Pipeline stages split the layers as vLLM does, sparing the last stage", "[memory]") {
+  CHECK(pp_stage_layers(80, 4) == std::vector<int>{20, 20, 20, 20});
+  CHECK(pp_stage_layers(32, 3) == std::vector<int>{11, 11, 10});
+  CHECK(pp_stage_layers(30, 4) == std::vector<int>{7, 8, 8, 7});  // r = 2 ≤ pp − 2: the middle
+  CHECK(pp_stage_layers(31, 4) == std::vector<int>{8, 8, 8, 7});
+  CHECK(pp_stage_layers(5, 1) == std::vector<int>{5});
+}
+
+TEST_CASE(
+    "Pipeline stages hold the embedding first and the LM head and logits last, and the stage "
+    "with the fewest blocks sets the cache",
+    "[memory]") {
+  ReplicaSpec r = shipped("h100-sxm", "meta-llama/Llama-2-70b-hf", 2);
+  const ModelSpec& m = *r.model;
+  const MemoryPlan one = plan_kv_memory(r, 0.9, 16, 2048, 128);
+  r.pp = 4;
+  const MemoryPlan four = plan_kv_memory(r, 0.9, 16, 2048, 128);
+  // 80 layers, 20 a stage. The first stage holds the embedding, the last the LM head and the
+  // sampler's logits: the last has the fewest blocks.
+  const double table = 32000.0 * 8192;
+  const double layer = (m.num_params() - 2 * table) / 80;
+  CHECK(four.stage == 3);
+  CHECK(four.weight_bytes == Approx((20 * layer + table) * 2 / 2));
+  CHECK(four.activation_bytes == Approx(one.activation_bytes));  // both are last stages
+  // 20 layers × K,V × 4 KV heads per GPU × 128 × 2 bytes × 16 tokens.
+  CHECK(four.block_bytes == Approx(20.0 * 2 * 4 * 128 * 2 * 16));
+  CHECK(four.num_blocks == static_cast<std::int64_t>(std::floor(
+                               (0.9 * four.gpu_bytes - four.weight_bytes - four.activation_bytes) /
+                               four.block_bytes)));
+  // Spreading the two tables evenly (a quarter of both on every stage) would have promised more.
+  const double even_weights = (20 * layer + 2 * table / 4) * 2 / 2;
+  CHECK(
+      static_cast<double>(four.num_blocks) <
+      std::floor((0.9 * four.gpu_bytes - even_weights - four.activation_bytes) / four.block_bytes));
+  // A model with tied embeddings keeps one table on one stage, and a copy on the last of many.
+  ReplicaSpec tied = shipped("h100-sxm", "meta-llama/Llama-3.2-1B");
+  REQUIRE(tied.model->tie_word_embeddings);
+  const double t = static_cast<double>(tied.model->vocab_size) * tied.model->hidden_size;
+  const double one_stage = plan_kv_memory(tied, 0.9, 16, 2048, 128).weight_bytes;
+  CHECK(one_stage == Approx(tied.model->num_params() * 2));
+  tied.pp = 2;
+  const MemoryPlan two = plan_kv_memory(tied, 0.9, 16, 2048, 128);
+  CHECK(two.stage == 1);
+  CHECK(two.weight_bytes == Approx((tied.model->num_params() - t) / 2 * 2 + t * 2));
+}
