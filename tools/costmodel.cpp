@@ -2,6 +2,7 @@
 //   costmodel validate --profiles DIR --gpu GPU [--model M] [--json]
 //   costmodel ablate   --profiles DIR --gpu GPU [--model M] [--json]
 //   costmodel fit      --profiles DIR --gpu GPU [--network DIR] [--write FILE]
+//   costmodel crossval --profiles DIR --gpu GPU [--json]
 //   costmodel network  --profiles DIR --gpu GPU
 //   costmodel predict  --gpu GPU --model M [--tp N] --tokens N [--decodes N --context N]
 //   costmodel transfer --profiles DIR --home a100 --target h100 [--model M] [--json]
@@ -57,6 +58,9 @@ int main(int argc, char** argv) {
   add_common(fit, {.json = false});
   fit->add_option("--network", args.network, "Vidur network profile folder for this GPU");
   fit->add_option("--write", args.write_file, "write the fitted constants into this YAML file");
+  auto* crossval = app.add_subcommand(
+      "crossval", "leave-one-model-out: each model priced by a fit on the other models");
+  add_common(crossval, {.model = false});
   auto* network = app.add_subcommand("network", "all-reduce MAPE against all_reduce.csv");
   add_common(network, {.model = false});
   auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
@@ -138,6 +142,7 @@ int main(int argc, char** argv) {
     if (*validate) out = servesim::run_validate(args);
     if (*ablate) out = servesim::run_ablate(args);
     if (*fit) out = servesim::run_fit(args);
+    if (*crossval) out = servesim::run_crossval(args);
     if (*network) out = servesim::run_network(args);
     if (*predict) out = servesim::run_predict(args);
     if (*transfer) out = servesim::run_transfer(rf);

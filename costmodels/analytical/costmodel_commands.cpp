@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <tbb/parallel_for.h>
 
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/analytical/calibration.hpp"
@@ -266,17 +267,37 @@ std::string run_network(const CostmodelArgs& a) {
   return out;
 }
 
-std::string run_fit(const CostmodelArgs& a) {
-  Context c = load(a, true);
-  std::vector<std::pair<std::string, std::vector<VidurMlpRow>>> data;
+namespace {
+// The profiles of `c` as `fit_home_constants` takes them: (path, rows) and the model of each.
+struct FitData {
+  std::vector<std::pair<std::string, std::vector<VidurMlpRow>>> files;
   std::vector<ModelSpec> models;
-  models.reserve(c.profiles.size());
+};
+FitData read_fit_data(Context& c) {
+  FitData d;
+  d.models.reserve(c.profiles.size());
   for (const auto& [id, path] : c.profiles) {
     auto rows = read_vidur_mlp(path);
-    models.push_back(model_from_profile(rows.front(), id, catalog_model(c.catalog, id)));
-    data.emplace_back(path, std::move(rows));
+    d.models.push_back(model_from_profile(rows.front(), id, catalog_model(c.catalog, id)));
+    d.files.emplace_back(path, std::move(rows));
   }
-  FitReport report = fit_home_constants(data, models, c.gpu, c.params);
+  return d;
+}
+
+// The four projection GEMMs of a slice pooled.
+ErrorStats gemm_stats(const ProfileValidation::Slice& s) {
+  ErrorStats e;
+  for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+    if (is_projection_gemm(static_cast<VidurOp>(i))) e.merge(s.ops[i]);
+  }
+  return e;
+}
+}  // namespace
+
+std::string run_fit(const CostmodelArgs& a) {
+  Context c = load(a, true);
+  const FitData d = read_fit_data(c);
+  FitReport report = fit_home_constants(d.files, d.models, c.gpu, c.params);
   if (!a.network.empty()) report.merge(fit_network_constants(a.network, c.gpu, report.params));
   if (!a.write_file.empty()) {
     // A new FILE starts as the hardware file's own text, comments and layout included.
@@ -285,6 +306,77 @@ std::string run_fit(const CostmodelArgs& a) {
     write_fitted_section(a.write_file, report, text.str());
   }
   return report.text;
+}
+
+std::string run_crossval(const CostmodelArgs& a) {
+  Context c = load(a, true);
+  const FitData d = read_fit_data(c);
+  const std::size_t n = d.files.size();
+  if (n < 2) {
+    throw InputError(
+        fmt::format("--profiles: leave-one-model-out needs two or more models of {} "
+                    "(found {})",
+                    c.gpu.name, n));
+  }
+  const AnalyticalParams all_fit = fit_home_constants(d.files, d.models, c.gpu, c.params).params;
+  // Fit i leaves model i out; the fits are independent (and each deterministic), so they run
+  // in parallel with the same results.
+  std::vector<ProfileValidation> in(n);
+  std::vector<ProfileValidation> out(n);
+  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
+    FitData rest;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == i) continue;
+      rest.files.push_back(d.files[j]);
+      rest.models.push_back(d.models[j]);
+    }
+    const AnalyticalParams held =
+        fit_home_constants(rest.files, rest.models, c.gpu, c.params).params;
+    const std::string& id = c.profiles[i].first;
+    in[i] = validate_profile(d.files[i].second, id, c.gpu, &d.models[i], all_fit, {});
+    out[i] = validate_profile(d.files[i].second, id, c.gpu, &d.models[i], held, {});
+  });
+  ProfileValidation::Slice in_all;
+  ProfileValidation::Slice out_all;
+  for (std::size_t i = 0; i < n; ++i) {
+    in_all.merge(in[i].slices.front());
+    out_all.merge(out[i].slices.front());
+  }
+  auto pair_json = [](const ProfileValidation::Slice& si, const ProfileValidation::Slice& so) {
+    return nlohmann::json{
+        {"in_sample", {{"block_mape", si.block.mape()}, {"gemm_mape", gemm_stats(si).mape()}}},
+        {"held_out",
+         {{"block_mape", so.block.mape()},
+          {"decode_mape", so.decode_block.mape()},
+          {"prefill_mape", so.prefill_block.mape()},
+          {"gemm_mape", gemm_stats(so).mape()},
+          {"n", so.block.n}}}};
+  };
+  if (a.json) {
+    nlohmann::json j = pair_json(in_all, out_all);
+    j["gpu"] = c.gpu.name;
+    for (std::size_t i = 0; i < n; ++i) {
+      j["models"][c.profiles[i].first] = pair_json(in[i].slices.front(), out[i].slices.front());
+    }
+    return j.dump(2) + "\n";
+  }
+  std::string text = fmt::format(
+      "GPU {} — leave-one-model-out: each model priced with the constants `costmodel fit` finds on "
+      "the other {} files\n"
+      "{:<44} {:>16} {:>15} {:>8} {:>8} {:>12} {:>12}\n",
+      c.gpu.name, n - 1, "model (MLP-block MAPE; GEMM = the four pooled)", "in-sample block",
+      "held-out block", "decode", "prefill", "GEMM in", "GEMM out");
+  auto line = [&text](const std::string& label, const ProfileValidation::Slice& si,
+                      const ProfileValidation::Slice& so) {
+    text += fmt::format("{:<44} {:15.2f}% {:14.2f}% {:7.2f}% {:7.2f}% {:11.2f}% {:11.2f}%\n", label,
+                        si.block.mape(), so.block.mape(), so.decode_block.mape(),
+                        so.prefill_block.mape(), gemm_stats(si).mape(), gemm_stats(so).mape());
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    line(c.profiles[i].first, in[i].slices.front(), out[i].slices.front());
+  }
+  line("ALL", in_all, out_all);
+  return text;
 }
 
 namespace {

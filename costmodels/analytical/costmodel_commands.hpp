@@ -38,6 +38,9 @@ struct CostmodelArgs {
 std::string run_validate(const CostmodelArgs& args);
 std::string run_ablate(const CostmodelArgs& args);
 std::string run_fit(const CostmodelArgs& args);
+// Leave-one-model-out: each model's rows priced with the constants `fit` finds on the other
+// models' files alone, beside the in-sample error of the fit on all of them.
+std::string run_crossval(const CostmodelArgs& args);
 std::string run_network(const CostmodelArgs& args);
 std::string run_predict(const CostmodelArgs& args);
 

@@ -308,3 +308,61 @@ TEST_CASE("costmodel predict prices the replica's links and power cap as simulat
   CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--power-cap-w: the roofline cost model "
                                                     "does not price power caps"));
 }
+
+TEST_CASE(
+    "costmodel crossval prices each A100 model with constants fitted on the others and stays "
+    "within the A100 target",
+    "[costmodels][accuracy]") {
+  if (!fs::is_directory(kCompute)) {
+    WARN("skipped: " << kCompute << " is absent");
+    return;
+  }
+  CostmodelArgs a;
+  a.profiles = kCompute;
+  a.gpu = "a100";
+  a.json = true;
+  const nlohmann::json j = nlohmann::json::parse(run_crossval(a));
+  REQUIRE(j["models"].size() == 6);
+  // In sample the fit reproduces the shipped constants, so it scores what validate scores.
+  const nlohmann::json v = nlohmann::json::parse(run_validate(a));
+  CHECK(j["in_sample"]["block_mape"].get<double>() ==
+        Approx(v["mlp_block"]["mape"].get<double>()).margin(0.02));
+  // Held out: measured 3.56% (in sample 3.46%) at commit time; the A100 target is 5%.
+  CHECK(j["held_out"]["block_mape"].get<double>() < 4.0);
+  CHECK(j["held_out"]["n"] == 7041);
+  // The held-out figure of one model is exactly a fit on the other five, then validate.
+  const std::string held = "meta-llama/Llama-2-7b-hf";
+  const GpuSpec& g = gpu("a100");
+  std::vector<std::pair<std::string, std::vector<VidurMlpRow>>> data;
+  std::vector<ModelSpec> models;
+  std::vector<VidurMlpRow> held_rows;
+  ModelSpec held_model;
+  for (const auto& [id, path] : find_mlp_profiles(kCompute + "/a100")) {
+    auto rows = read_vidur_mlp(path);
+    const ModelSpec* m = nullptr;
+    for (const auto& n : catalog().model_names()) {
+      if (n == id) m = &catalog().model(n, ConfigNode::parse("x", "test"));
+    }
+    ModelSpec spec = model_from_profile(rows.front(), id, m);
+    if (id == held) {
+      held_rows = rows;
+      held_model = spec;
+      continue;
+    }
+    models.push_back(spec);
+    data.emplace_back(path, std::move(rows));
+  }
+  REQUIRE(data.size() == 5);
+  const AnalyticalParams p =
+      fit_home_constants(data, models, g, AnalyticalParams::for_gpu(g)).params;
+  const ProfileValidation out = validate_profile(held_rows, held, g, &held_model, p, {});
+  CHECK(j["models"][held]["held_out"]["block_mape"].get<double>() ==
+        Approx(out.slices.front().block.mape()));
+  // One model has nothing to leave out.
+  const fs::path one = fs::temp_directory_path() / "servesim_crossval_one" / "a100";
+  fs::remove_all(one.parent_path());
+  fs::create_directories(one / "microsoft" / "phi-2");
+  fs::copy_file(kCompute + "/a100/microsoft/phi-2/mlp.csv", one / "microsoft/phi-2/mlp.csv");
+  a.profiles = one.string();
+  CHECK_THROWS_WITH(run_crossval(a), Catch::Contains("leave-one-model-out needs two or more"));
+}
