@@ -151,6 +151,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
                 "tdp_w",
                 "min_power_w",
                 "nvlink_gb_per_s",
+                "nvlink_bridge",
                 "pcie_gb_per_s",
                 "source",
                 "analytical",
@@ -192,6 +193,10 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   g.tdp_w = f.get_positive("tdp_w");
   g.min_power_w = f.get_nonnegative("min_power_w", 0);
   g.nvlink_gb_per_s = f.get_nonnegative("nvlink_gb_per_s", 0);
+  g.nvlink_bridge = f.get_bool("nvlink_bridge", false);
+  if (g.nvlink_bridge && g.nvlink_gb_per_s <= 0) {
+    f.at("nvlink_bridge").fail("an NVLink bridge needs nvlink_gb_per_s > 0");
+  }
   g.pcie_gb_per_s = f.get_positive("pcie_gb_per_s", 32);  // every GPU reaches its peers over PCIe
   g.file = f;
   return g;

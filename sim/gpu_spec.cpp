@@ -70,6 +70,12 @@ std::string GpuSpec::topology_problem(std::string_view topology) const {
         "topology pcie",
         name);
   }
+  if (topology == "nvlink" && nvlink_bridge) {
+    return fmt::format(
+        "{} links only pairs of cards, through an NVLink bridge (nvlink_bridge in its hardware "
+        "file); expected topology pairwise_nvlink or pcie",
+        name);
+  }
   return "";
 }
 

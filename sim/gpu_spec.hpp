@@ -32,18 +32,44 @@ struct GpuSpec {
   double tdp_w = 0;
   double min_power_w = 0;
   double nvlink_gb_per_s = 0;  // per GPU, bidirectional; 0 when absent
-  double pcie_gb_per_s = 0;    // per direction
-  ConfigNode file;             // the whole hardware file, for plug-in sections
+  // NVLink joins the cards in pairs through a bridge (PCIe boards: A40, H100 PCIe), not all of
+  // a node's GPUs through NVSwitch: only pairwise_nvlink (or pcie) can describe their links.
+  bool nvlink_bridge = false;
+  double pcie_gb_per_s = 0;  // per direction
+  ConfigNode file;           // the whole hardware file, for plug-in sections
 
   // Why a board power cap of `watts` cannot be set ("" when it can): as `nvidia-smi -pl`, within
   // [min_power_w (when known), tdp_w].
   std::string power_cap_problem(double watts) const;
-  // The links between a replica's GPUs when the config names none: NVLink where this GPU has
-  // it (nvlink_gb_per_s > 0), else PCIe.
-  const char* default_topology() const { return nvlink_gb_per_s > 0 ? "nvlink" : "pcie"; }
+  // The catalog name, then the aliases: every name a profile folder of this GPU may carry.
+  std::vector<std::string> names() const {
+    std::vector<std::string> n{name};
+    n.insert(n.end(), aliases.begin(), aliases.end());
+    return n;
+  }
+  // The links between a replica's GPUs when the config names none: NVLink all-to-all where this
+  // GPU has it through NVSwitch, pairs where a bridge joins two cards, else PCIe.
+  const char* default_topology() const {
+    if (nvlink_gb_per_s <= 0) return "pcie";
+    return nvlink_bridge ? "pairwise_nvlink" : "nvlink";
+  }
   // Why a replica of this GPU cannot use `topology` ("" when it can): the name must be known,
-  // and NVLink topologies need a GPU with NVLink.
+  // NVLink topologies need a GPU with NVLink, and all-to-all NVLink a GPU without a bridge.
   std::string topology_problem(std::string_view topology) const;
+  // Whether GPUs a and b of one replica (global ranks, TP-major) talk over NVLink under
+  // `topology` (else PCIe): nvlink links every pair, pairwise_nvlink pairs 2i and 2i+1.
+  bool nvlink_between(int a, int b, std::string_view topology) const {
+    if (nvlink_gb_per_s <= 0) return false;
+    if (topology == "pairwise_nvlink") return a / 2 == b / 2;
+    return topology == "nvlink";
+  }
+  // Whether every hop of the ring 0 → 1 → … → p−1 → 0 is NVLink (p ≤ 1: no hop, true).
+  bool ring_on_nvlink(int p, std::string_view topology) const {
+    for (int a = 0; a + 1 < p; ++a) {
+      if (!nvlink_between(a, a + 1, topology)) return false;
+    }
+    return p <= 2 || nvlink_between(p - 1, 0, topology);
+  }
 };
 
 // Architecture of one model, read from configs/models/<org>/<name>.yaml.

@@ -16,14 +16,7 @@ struct Link {
 using Graph =
     boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, Link>;
 
-// Whether GPUs a and b of a replica talk over NVLink under `kind` (else PCIe).
-bool nvlink_between(int a, int b, const std::string& kind, const GpuSpec& gpu) {
-  if (gpu.nvlink_gb_per_s <= 0) return false;
-  if (kind == "pairwise_nvlink") return a / 2 == b / 2;
-  return kind == "nvlink";
-}
-
-// Achieved one-direction bandwidth of that link (bytes/ns).
+// Achieved one-direction bandwidth of an NVLink or PCIe link (bytes/ns).
 double link_bytes_per_ns(bool nvlink, const GpuSpec& gpu, const AnalyticalParams& params) {
   return nvlink ? gpu.nvlink_gb_per_s / 2 * params.nvlink_efficiency
                 : gpu.pcie_gb_per_s * params.pcie_efficiency;
@@ -43,7 +36,7 @@ TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
   bool all_nvlink = true;
   for (int a = 0; a < p; ++a) {
     for (int b = a + 1; b < p; ++b) {
-      const bool nv = nvlink_between(a, b, kind, gpu);
+      const bool nv = gpu.nvlink_between(a, b, kind);
       all_nvlink = all_nvlink && nv;
       boost::add_edge(static_cast<std::size_t>(a), static_cast<std::size_t>(b),
                       Link{link_bytes_per_ns(nv, gpu, params)}, graph);
@@ -77,7 +70,7 @@ double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const 
   double t = 0;
   for (int stage = 0; stage + 1 < pp; ++stage) {
     // Rank 0 of this stage and of the next (every rank pair moves in parallel).
-    const bool nv = nvlink_between(stage * tp, (stage + 1) * tp, topology, gpu);
+    const bool nv = gpu.nvlink_between(stage * tp, (stage + 1) * tp, topology);
     t += bytes / link_bytes_per_ns(nv, gpu, params) + params.hop_latency_ns;
   }
   return t;

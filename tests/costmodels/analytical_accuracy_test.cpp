@@ -285,6 +285,32 @@ TEST_CASE("costmodel predict prices the replica's links and power cap as simulat
   CHECK(pcie["breakdown_ns"]["collective"].get<double>() >
         nvlink["breakdown_ns"]["collective"].get<double>());
   CHECK(pcie["breakdown_ns"]["gemm"] == nvlink["breakdown_ns"]["gemm"]);
+  // Pairs on NVLink, the ring's other hops on PCIe: at TP4 the ring runs at PCIe speed, in the
+  // roofline model as in the analytical one (a 4096-token prefill: bandwidth, not latency).
+  a.prefill_tokens = 4096;
+  a.decodes = 0;
+  a.context = 0;
+  for (const std::string kind : {"analytical", "roofline"}) {
+    INFO(kind);
+    a.cost_model_yaml = "kind: " + kind;
+    a.topology = "nvlink";
+    const double all = nlohmann::json::parse(run_predict(a))["breakdown_ns"]["collective"];
+    a.topology = "pairwise_nvlink";
+    const double pairs = nlohmann::json::parse(run_predict(a))["breakdown_ns"]["collective"];
+    a.topology = "pcie";
+    const double none = nlohmann::json::parse(run_predict(a))["breakdown_ns"]["collective"];
+    CHECK(pairs > 2 * all);
+    CHECK(pairs == Approx(none).epsilon(0.05));
+  }
+  a.cost_model_yaml = "kind: analytical";
+  // H100 PCIe cards pair through bridges: pairwise by default, all-to-all NVLink refused.
+  a.gpu = "h100-pcie";
+  a.topology = "";
+  const auto bridged = nlohmann::json::parse(run_predict(a));
+  a.topology = "pairwise_nvlink";
+  CHECK(nlohmann::json::parse(run_predict(a)) == bridged);
+  a.topology = "nvlink";
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--topology: h100-pcie links only pairs"));
   // L40S has no NVLink: pcie is its default, and nvlink is refused rather than read as PCIe.
   a.gpu = "l40s";
   a.topology = "";

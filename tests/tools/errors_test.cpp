@@ -280,9 +280,16 @@ TEST_CASE("an NVLink topology on a GPU without NVLink is refused and its default
       bad_input_message("topology_unknown", {config, "--set", "replicas.0.topology=mesh"});
   CHECK_THAT(unknown, Catch::Contains("unknown topology 'mesh' (known: nvlink, pairwise_nvlink, "
                                       "pcie)"));
+  // A40 cards are joined in pairs by an NVLink bridge: all-to-all NVLink is refused.
+  const auto bridge = bad_input_message(
+      "topology_bridge", {config, "--set", "replicas.0.gpu=a40", "--set", "replicas.0.tp=4",
+                          "--set", "replicas.0.topology=nvlink"});
+  CHECK_THAT(bridge, Catch::Contains("replicas[0].topology: a40 links only pairs of cards, through "
+                                     "an NVLink bridge") &&
+                         Catch::Contains("expected topology pairwise_nvlink or pcie"));
   // Without a topology key each replica reports the links its GPU has.
   for (const auto& [gpu, links] : std::vector<std::pair<std::string, std::string>>{
-           {"l40s", "pcie"}, {"a100-80gb", "nvlink"}}) {
+           {"l40s", "pcie"}, {"a100-80gb", "nvlink"}, {"a40", "pairwise_nvlink"}}) {
     const auto dir = fresh_dir("topology_default_" + gpu);
     const auto r =
         run_simulate({config, "--set", "replicas.0.gpu=" + gpu, "--out", dir.string(), "--quiet"});
