@@ -39,8 +39,8 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
   if (need_profiles) {
     // Only this GPU's rows: DIR/<--gpu>, DIR/<catalog name or alias>, or DIR if it is the GPU's
     // own folder (never every GPU below DIR).
-    std::vector<std::string> names = {a.gpu, c.gpu.name};
-    names.insert(names.end(), c.gpu.aliases.begin(), c.gpu.aliases.end());
+    std::vector<std::string> names = c.gpu.names();
+    names.insert(names.begin(), a.gpu);
     for (auto& [id, path] : find_gpu_profiles(a.profiles, names, "--profiles").files) {
       if (a.model.empty() || lowercase(a.model) == lowercase(id)) c.profiles.emplace_back(id, path);
     }

@@ -212,6 +212,12 @@ GpuProfiles find_gpu_profiles(const std::string& dir, const std::vector<std::str
     }
   }
   candidates.push_back(dir);
+  // DIR itself must be named after the GPU: another GPU's folder would be scored as this one.
+  fs::path norm = fs::absolute(dir).lexically_normal();
+  if (norm.filename().empty()) norm = norm.parent_path();  // "…/a100/" → "…/a100"
+  const std::string own = lowercase(norm.filename().string());
+  bool named = false;
+  for (const std::string& g : gpu_names) named = named || lowercase(g) == own;
   for (const fs::path& c : candidates) {
     if (!fs::is_directory(c)) continue;
     GpuProfiles found{c.string(), {}};
@@ -219,7 +225,15 @@ GpuProfiles find_gpu_profiles(const std::string& dir, const std::vector<std::str
       const fs::path rel = fs::path(path).lexically_relative(c);
       if (std::distance(rel.begin(), rel.end()) == 3) found.files.emplace_back(id, path);
     }
-    if (!found.files.empty()) return found;
+    if (found.files.empty()) continue;
+    if (c == fs::path(dir) && !named) {
+      throw InputError(who + ": '" + dir + "' holds <org>/<model>/mlp.csv itself, but its name '" +
+                       own + "' is not the GPU's (" +
+                       (gpu_names.empty() ? std::string("?") : gpu_names.front()) +
+                       "): expected the folder of that GPU's profiles, named after it, or the "
+                       "folder above it");
+    }
+    return found;
   }
   std::string names;
   std::vector<std::string> seen;

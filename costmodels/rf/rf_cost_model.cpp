@@ -100,7 +100,7 @@ RfCostModel::Options RfCostModel::parse(const ConfigNode& node, Kind kind) {
   const ConfigNode profiles_node = node.at("profiles");
   try {
     o.gpu_dir =
-        RfProfileSet::open(resolve(node, profiles_node.as_string()), {gpu, o.home->name}).gpu_dir();
+        RfProfileSet::open(resolve(node, profiles_node.as_string()), o.home->names()).gpu_dir();
   } catch (const InputError& e) {
     profiles_node.fail(e.what());
   }
@@ -158,7 +158,7 @@ std::unique_ptr<RfCostModel::Prepared> RfCostModel::build(const ReplicaSpec& r) 
   auto p = std::make_unique<Prepared>();
   RfSource src;
   std::tie(src.model_id, src.mlp_path) =
-      RfProfileSet::open(options_.gpu_dir, {}).require_model(*r.model);
+      RfProfileSet::open(options_.gpu_dir, options_.home->names()).require_model(*r.model);
   src.tp = r.tp;
   src.all_reduce_path = options_.all_reduce_path;
   p->loaded = load_or_train_rf(src, options_.train, RfCache(options_.cache_dir));

@@ -92,9 +92,9 @@ TransferResult compute_transfer(const RfTransferArgs& a) {
   Catalog catalog(Catalog::default_dirs());
   const GpuSpec& home = catalog.gpu(a.home, ConfigNode::flag("--home"));
   const GpuSpec& target = catalog.gpu(a.target, ConfigNode::flag("--target"));
-  const RfProfileSet home_set = RfProfileSet::open(a.profiles, {a.home, home.name});
+  const RfProfileSet home_set = RfProfileSet::open(a.profiles, home.names());
   const RfProfileSet target_set = RfProfileSet::open(
-      a.target_profiles.empty() ? a.profiles : a.target_profiles, {a.target, target.name});
+      a.target_profiles.empty() ? a.profiles : a.target_profiles, target.names());
   TransferResult r;
   r.home_gpu = home.name;
   r.target_gpu = target.name;

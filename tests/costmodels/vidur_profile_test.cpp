@@ -115,8 +115,15 @@ TEST_CASE("a GPU's profiles are its own folder's, never every GPU's below the ro
   const auto a100 = find_gpu_profiles(root.string(), {"A100-80GB", "A100"}, "--profiles");
   REQUIRE(a100.files.size() == 1);
   CHECK(fs::path(a100.files[0].second).parent_path().parent_path().parent_path() == root / "a100");
-  // The GPU's own folder works too; a GPU with no folder is an error, not every row below root.
-  CHECK(find_gpu_profiles((root / "h100").string(), {"x"}, "--profiles").files.size() == 1);
+  // The GPU's own folder works too (named after the GPU, any case, trailing slash or not); a
+  // GPU with no folder is an error, not every row below root.
+  CHECK(find_gpu_profiles((root / "h100").string(), {"x", "H100"}, "--profiles").files.size() == 1);
+  CHECK(find_gpu_profiles((root / "h100").string() + "/", {"h100"}, "--profiles").files.size() ==
+        1);
+  // Another GPU's folder is not this GPU's profile.
+  CHECK_THROWS_WITH(find_gpu_profiles((root / "a100").string(), {"h100", "h100-sxm"}, "--profiles"),
+                    Catch::Contains("holds <org>/<model>/mlp.csv itself, but its name 'a100' is "
+                                    "not the GPU's (h100)"));
   CHECK_THROWS_WITH(find_gpu_profiles(root.string(), {"l40s", "L40S"}, "--profiles"),
                     Catch::Contains("--profiles: no mlp.csv for GPU l40s under"));
   fs::remove_all(root);
