@@ -138,15 +138,15 @@ std::string slice_text(const std::string& label, const ProfileValidation::Slice&
 }
 
 // The profiles' own reproducibility beside the model's error on the same times (ops with no
-// repeated shape are left out; nothing at all when no shape repeats).
+// repeated shape are left out; one line saying so when no shape repeats).
 nlohmann::json reproducibility_json(const ProfileReproducibility& r) {
   nlohmann::json j = nlohmann::json::object();
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
     const auto& o = r.ops[i];
     if (o.shapes == 0) continue;
     j[std::string(vidur_op_name(static_cast<VidurOp>(i)))] = {{"shapes", o.shapes},
-                                                              {"n", o.repeat.n},
-                                                              {"repeat_mape", o.repeat.mape()},
+                                                              {"n", o.floor.n},
+                                                              {"floor_mape", o.floor.mape()},
                                                               {"model_mape", o.model.mape()}};
   }
   return j;
@@ -157,16 +157,16 @@ std::string reproducibility_text(const ProfileReproducibility& r) {
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
     const auto& o = r.ops[i];
     if (o.shapes == 0) continue;
-    rows += fmt::format("    {:<26} {:>7} {:>7} {:12.2f}% {:11.2f}%\n",
-                        vidur_op_name(static_cast<VidurOp>(i)), o.shapes, o.repeat.n,
-                        o.repeat.mape(), o.model.mape());
+    rows += fmt::format("    {:<26} {:>7} {:>7} {:11.2f}% {:11.2f}%\n",
+                        vidur_op_name(static_cast<VidurOp>(i)), o.shapes, o.floor.n, o.floor.mape(),
+                        o.model.mape());
   }
-  if (rows.empty()) return "";
-  return "profile reproducibility: an op timed more than once on one shape (in another TP file,\n"
-         "or in another model of equal dimensions); each time against the mean of its repeats\n"
-         "(the floor for any model), and the model on the same times\n" +
-         fmt::format("    {:<26} {:>7} {:>7} {:>13} {:>12}\n", "op", "shapes", "times",
-                     "repeat MAPE", "model MAPE") +
+  if (rows.empty()) return "profile reproducibility: no op was timed twice on one shape\n";
+  return "profile reproducibility: ops timed more than once on one shape (a repeated row, another\n"
+         "TP file, another model of equal dimensions); each time against the best single value\n"
+         "for its shape (the floor for any model that prices a shape one way), and the model\n" +
+         fmt::format("    {:<26} {:>7} {:>7} {:>12} {:>12}\n", "op", "shapes", "times",
+                     "floor MAPE", "model MAPE") +
          rows;
 }
 

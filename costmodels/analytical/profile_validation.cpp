@@ -171,11 +171,25 @@ ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidati
     if (times.size() < 2) continue;
     ProfileReproducibility::Op& o = out.ops[static_cast<std::size_t>(times.front()->op)];
     ++o.shapes;
-    double sum = 0;
-    for (const auto* e : times) sum += e->measured_ns;
-    const double others = static_cast<double>(times.size() - 1);
+    // The constant with the least Σ|c − t|/t over the shape's times: the median of the times
+    // weighted by 1/t (the sum is piecewise linear in c, so a time is optimal where the weight
+    // below it first reaches half).
+    std::vector<double> t;
+    for (const auto* e : times) t.push_back(e->measured_ns);
+    std::sort(t.begin(), t.end());
+    double half = 0;
+    for (const double v : t) half += 0.5 / v;
+    double best = t.back();
+    double below = 0;
+    for (const double v : t) {
+      below += 1 / v;
+      if (below >= half) {
+        best = v;
+        break;
+      }
+    }
     for (const auto* e : times) {
-      o.repeat.add((sum - e->measured_ns) / others, e->measured_ns);
+      o.floor.add(best, e->measured_ns);
       o.model.add(e->predicted_ns, e->measured_ns);
     }
   }

@@ -77,15 +77,16 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
                                    bool keep_residuals = false);
 
 // How well the profiles reproduce themselves: every time whose op and shape were timed more than
-// once across `results` (another TP file of the model for a norm or an add, another model of
-// equal dimensions for a GEMM) against the mean of the other times of its shape (leave one
-// out), and the model's prediction of the same times. The first is the error of an oracle that
-// knew the repeat: no shape-deterministic model can be judged below it. Needs the residuals.
+// once across `results` (a repeated row, another TP file of the model for a norm or an add,
+// another model of equal dimensions for a GEMM) against the best single value for its shape
+// (the one with the least MAPE over the shape's times), and the model's prediction of the same
+// times. No model that prices a shape one way can score below the first on these times: it is
+// the floor set by the profiles' own scatter. Needs the residuals.
 struct ProfileReproducibility {
   struct Op {
-    int shapes = 0;     // shapes timed at least twice
-    ErrorStats repeat;  // each time vs the mean of its repeats
-    ErrorStats model;   // the model on the same times
+    int shapes = 0;    // shapes timed at least twice
+    ErrorStats floor;  // each time vs the best single value of its shape
+    ErrorStats model;  // the model on the same times
   };
   std::array<Op, kNumVidurOps> ops{};
 };
