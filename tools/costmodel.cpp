@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   predict
       ->add_option("--power-cap-w", args.power_cap_w,
                    "board power cap in W (default: the TDP; analytical cost model only)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(servesim::number_in(0.0, 1e6));
   predict->add_option("--precision", args.precision, "weights: bf16 (default), fp16 or fp8")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   predict

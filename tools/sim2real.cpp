@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   app.add_option("--sensitivity", sensitivity_pct,
                  "Replay each run twice more with every step time +/- this many percent and "
                  "report how far the metrics move (default 2; 0: skip)")
-      ->check(CLI::Range(0.0, 50.0));
+      ->check(servesim::number_in(0.0, 50.0));
   app.add_option("--engine", options.engine,
                  "Engine profile for every run: a name under configs/engines/, a YAML file, or "
                  "an inline YAML map (default: per run, the profile whose images match)");

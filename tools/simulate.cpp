@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   app.add_option("--sensitivity", sensitivity_pct,
                  "Run twice more with every step time +/- this many percent and report how far "
                  "each latency moves per 1% of step-time error (default 0: off)")
-      ->check(CLI::Range(0.0, 50.0));
+      ->check(servesim::number_in(0.0, 50.0));
   return servesim::tool_main(app, argc, argv, [&] {
     const auto cfg = servesim::load_run_config(config, overrides, seed);
     auto run = servesim::build_run(cfg);

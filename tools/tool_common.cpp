@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -380,6 +381,21 @@ CLI::Validator whole_number_in(std::uint64_t lo, std::uint64_t hi) {
         const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
         if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < lo ||
             v > hi) {
+          return fmt::format("'{}' is not {}", text, range);
+        }
+        return "";
+      },
+      range);
+}
+
+CLI::Validator number_in(double lo, double hi) {
+  const std::string range = fmt::format("a number in [{}, {}]", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        double v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
+            !std::isfinite(v) || v < lo || v > hi) {
           return fmt::format("'{}' is not {}", text, range);
         }
         return "";

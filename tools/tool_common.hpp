@@ -58,6 +58,9 @@ int guarded_main(const std::function<int()>& body);
 // NonNegativeNumber lets an unsigned option saturate (a 23-digit seed became 2^64 − 1) and words
 // its error with the double range.
 CLI::Validator whole_number_in(std::uint64_t lo, std::uint64_t hi);
+// A CLI11 check for a real-valued option: a finite number within [lo, hi]. CLI::Range lets nan
+// through (every comparison with it is false).
+CLI::Validator number_in(double lo, double hi);
 
 // A tool's main: parses the command line (--help exits 0, a usage error exits 2 with CLI11's
 // message), then runs `body` under guarded_main.

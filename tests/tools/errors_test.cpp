@@ -160,6 +160,20 @@ TEST_CASE("a negative or too large --seed is a usage error", "[usage]") {
   }
 }
 
+// CLI::Range compares, and every comparison with nan is false: nan passed and ran unscaled.
+TEST_CASE("a real-valued option that is not a finite number in range is a usage error", "[usage]") {
+  const auto dir = fresh_dir("sensitivity_nan");
+  for (const std::string pct : {"nan", "inf", "-1", "51", "2x"}) {
+    const auto r = run_simulate({"tests/tools/configs/golden_fixed.yaml", "--sensitivity", pct,
+                                 "--out", dir.string(), "--quiet"});
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output,
+               Catch::Contains("--sensitivity: '" + pct + "' is not a number in [0, 50]"));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "summary.json"));
+}
+
 // yaml-cpp keeps both pairs of a duplicated key and lookups find the first; ConfigNode rejects
 // the second occurrence.
 TEST_CASE("a key given twice is an error at its second occurrence", "[errors]") {
