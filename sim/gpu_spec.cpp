@@ -13,18 +13,25 @@ double ModelSpec::attention_params_per_layer() const {
   return h * q_width + 2.0 * h * kv_width + q_width * h;
 }
 
-double ModelSpec::num_params() const {
+double ModelSpec::layer_params(bool moe) const {
   const double h = hidden_size;
-  const double attention = attention_params_per_layer();
   const double matrices = gated_mlp ? 3.0 : 2.0;
-  const double expert_mlp = matrices * h * intermediate_size;
-  const double dense_mlp = matrices * h * dense_mlp_width();
+  const double mlp = moe ? num_experts * matrices * h * intermediate_size + h * num_experts +
+                               matrices * h * shared_expert_intermediate
+                         : matrices * h * dense_mlp_width();
+  return attention_params_per_layer() + mlp;
+}
+
+double ModelSpec::layer_unquantized_params(bool moe) const {
+  return (moe ? static_cast<double>(hidden_size) * num_experts : 0.0) +
+         (fp8_skips_attention ? attention_params_per_layer() : 0.0);
+}
+
+double ModelSpec::num_params() const {
   const int moe = moe_layers();
-  const double moe_mlp =
-      num_experts * expert_mlp + h * num_experts + matrices * h * shared_expert_intermediate;
-  const double mlp_total = moe * moe_mlp + (num_layers - moe) * dense_mlp;
-  const double embeddings = static_cast<double>(vocab_size) * h * (tie_word_embeddings ? 1 : 2);
-  return num_layers * attention + mlp_total + embeddings;
+  const double embeddings =
+      static_cast<double>(vocab_size) * hidden_size * (tie_word_embeddings ? 1 : 2);
+  return moe * layer_params(true) + (num_layers - moe) * layer_params(false) + embeddings;
 }
 
 int ModelSpec::moe_layers() const {
@@ -33,10 +40,10 @@ int ModelSpec::moe_layers() const {
 }
 
 double ModelSpec::unquantized_params() const {
-  const double h = hidden_size;
-  return static_cast<double>(vocab_size) * h * (tie_word_embeddings ? 1 : 2) +
-         moe_layers() * h * num_experts +
-         (fp8_skips_attention ? num_layers * attention_params_per_layer() : 0.0);
+  const int moe = moe_layers();
+  return static_cast<double>(vocab_size) * hidden_size * (tie_word_embeddings ? 1 : 2) +
+         moe * layer_unquantized_params(true) +
+         (num_layers - moe) * layer_unquantized_params(false);
 }
 
 std::string ModelSpec::tp_problem(int tp) const {

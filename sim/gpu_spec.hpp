@@ -110,6 +110,15 @@ struct ModelSpec {
   int dense_mlp_width() const {
     return dense_intermediate_size > 0 ? dense_intermediate_size : intermediate_size;
   }
+  // Whether layer i (0-based) has routed experts: every moe_layer_interval-th layer.
+  bool is_moe_layer(int i) const {
+    return is_moe() && (i + 1) % (moe_layer_interval > 1 ? moe_layer_interval : 1) == 0;
+  }
+  // Parameters of one layer (attention and MLP; routed experts, router and shared expert for an
+  // MoE layer), and the part of them FP8 checkpoints keep in bf16 (router; attention where
+  // fp8_skips_attention).
+  double layer_params(bool moe) const;
+  double layer_unquantized_params(bool moe) const;
   // Parameter count of the weights (embeddings and LM head included).
   double num_params() const;
   // The q/k/v/o projection weights of one layer (the generic formula, MLA included).

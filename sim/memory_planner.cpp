@@ -30,9 +30,11 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
   const double tables = table * (m.tie_word_embeddings ? 1 : 2);
   // FP8 checkpoints leave embeddings, LM head and routers in bf16 (as the cost models price them).
   const double wb = replica.weight_bytes_per_param();
-  const double layer_bf16 = wb < 2 ? (m.unquantized_params() - tables) / m.num_layers : 0.0;
-  const double layer_params = (m.num_params() - tables) / m.num_layers;
-  const double layer_bytes = (layer_params - layer_bf16) * wb + layer_bf16 * 2;
+  auto layer_bytes = [&m, wb](int i) {
+    const bool moe = m.is_moe_layer(i);
+    const double bf16 = wb < 2 ? m.layer_unquantized_params(moe) : 0.0;
+    return (m.layer_params(moe) - bf16) * wb + bf16 * 2;
+  };
   const double act_dtype = 2.0;
   const double tokens = max_num_batched_tokens;
   // The widest MLP a token passes: a dense layer's, or top-k experts' (fused MoE keeps one
@@ -51,6 +53,7 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
           : 2.0 * std::ceil(m.num_kv_heads / tp) * m.head_dim * replica.kv_dtype_bytes;
   const std::vector<int> stages = pp_stage_layers(m.num_layers, replica.pp);
   MemoryPlan plan;
+  int first_layer = 0;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const bool first = s == 0;
     const bool last = s + 1 == stages.size();
@@ -58,7 +61,10 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
     p.gpu_bytes = gpu_bytes;
     p.stage = static_cast<int>(s);
     const double stage_tables = first && last ? tables : (first || last ? table : 0.0);
-    p.weight_bytes = (stages[s] * layer_bytes + stage_tables * 2) / tp;
+    double stage_bytes = stage_tables * 2;
+    for (int i = first_layer; i < first_layer + stages[s]; ++i) stage_bytes += layer_bytes(i);
+    first_layer += stages[s];
+    p.weight_bytes = stage_bytes / tp;
     p.activation_bytes = tokens * per_token + (last ? logits : 0.0) + kFixedOverheadBytes;
     p.block_bytes = stages[s] * kv_per_layer_token * block_size;
     const double available =

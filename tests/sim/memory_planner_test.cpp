@@ -135,3 +135,45 @@ TEST_CASE(
   CHECK(two.stage == 1);
   CHECK(two.weight_bytes == Approx((tied.model->num_params() - t) / 2 * 2 + t * 2));
 }
+
+TEST_CASE("Interleaved MoE stages weigh the experts of their own layers", "[memory]") {
+  // Mixtral's dimensions with experts in every second layer (layers 1, 3, 5, …, as HF's
+  // interleave step counts them): at pp 3 the stages hold layers 0–10, 11–21 and 22–31, with
+  // 5, 6 and 5 MoE layers.
+  ModelSpec m = catalog().model("mistralai/Mixtral-8x7B-v0.1", ConfigNode::flag("test"));
+  m.moe_layer_interval = 2;
+  CHECK_FALSE(m.is_moe_layer(0));
+  CHECK(m.is_moe_layer(1));
+  CHECK(m.is_moe_layer(31));
+  CHECK(m.moe_layers() == 16);
+  ReplicaSpec r = shipped("h100-sxm", "mistralai/Mixtral-8x7B-v0.1", 2);
+  r.model = &m;
+  r.pp = 3;
+  const MemoryPlan plan = plan_kv_memory(r, 0.9, 16, 2048, 128);
+  const double table = static_cast<double>(m.vocab_size) * m.hidden_size;
+  const double dense = m.layer_params(false);
+  const double moe = m.layer_params(true);
+  const double weights[] = {(6 * dense + 5 * moe + table) * 2 / 2, (5 * dense + 6 * moe) * 2 / 2,
+                            (5 * dense + 5 * moe + table) * 2 / 2};
+  const int layers[] = {11, 11, 10};
+  const double kv_layer_block = 2.0 * (8 / 2) * 128 * 2 * 16;  // K,V × 4 KV heads per GPU
+  const MemoryPlan one =
+      plan_kv_memory(shipped("h100-sxm", "mistralai/Mixtral-8x7B-v0.1", 2), 0.9, 16, 2048, 128);
+  const double logits = 128.0 * m.vocab_size / 2 * 4;
+  std::int64_t fewest = 0;
+  int stage = -1;
+  for (int s = 0; s < 3; ++s) {
+    const double act = one.activation_bytes - (s == 2 ? 0.0 : logits);
+    const auto blocks = static_cast<std::int64_t>(
+        std::floor((0.9 * plan.gpu_bytes - weights[s] - act) / (layers[s] * kv_layer_block)));
+    if (stage < 0 || blocks < fewest) {
+      fewest = blocks;
+      stage = s;
+    }
+  }
+  CHECK(plan.stage == stage);
+  CHECK(plan.num_blocks == fewest);
+  CHECK(plan.weight_bytes == Approx(weights[stage]));
+  // The whole model is still the sum of its layers and tables.
+  CHECK(m.num_params() == Approx(16 * dense + 16 * moe + 2 * table));
+}
