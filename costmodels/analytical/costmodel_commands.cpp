@@ -60,6 +60,27 @@ const ModelSpec* catalog_model(Catalog& catalog, const std::string& id) {
   return nullptr;
 }
 
+// The profiled models the catalog lacks: their dimensions come from the profile rows, but not
+// the norm kind or the block layout, which then take model_from_profile's defaults.
+std::vector<std::string> uncataloged(Context& c) {
+  std::vector<std::string> ids;
+  for (const auto& [id, path] : c.profiles) {
+    if (catalog_model(c.catalog, id) == nullptr) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::string uncataloged_text(Context& c) {
+  std::string out;
+  for (const std::string& id : uncataloged(c)) {
+    out += fmt::format(
+        "note: {} is not in the catalog: priced with RMSNorm and a serial attention-then-MLP "
+        "block (add configs/models/{}.yaml for its own)\n",
+        id, id);
+  }
+  return out;
+}
+
 std::vector<ProfileValidation> validate_all(Context& c, const AnalyticalParams& params,
                                             const AnalyticalTerms& terms,
                                             bool keep_residuals = false) {
@@ -191,6 +212,7 @@ std::string run_validate(const CostmodelArgs& a) {
       j["models"][r.model] = m;
     }
     j["reproducibility"] = reproducibility_json(repro);
+    j["not_in_catalog"] = uncataloged(c);
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
@@ -207,7 +229,7 @@ std::string run_validate(const CostmodelArgs& a) {
   }
   out += slice_text("ALL", all);
   out += reproducibility_text(repro);
-  return out;
+  return out + uncataloged_text(c);
 }
 
 std::string run_ablate(const CostmodelArgs& a) {
@@ -236,8 +258,13 @@ std::string run_ablate(const CostmodelArgs& a) {
     terms[i] = true;
     rung("+ " + std::string(name));
   }
-  if (a.json) return nlohmann::json{{"gpu", c.gpu.name}, {"ladder", ladder}}.dump(2) + "\n";
-  return out;
+  if (a.json) {
+    return nlohmann::json{
+               {"gpu", c.gpu.name}, {"ladder", ladder}, {"not_in_catalog", uncataloged(c)}}
+               .dump(2) +
+           "\n";
+  }
+  return out + uncataloged_text(c);
 }
 
 std::string run_network(const CostmodelArgs& a) {
@@ -305,7 +332,7 @@ std::string run_fit(const CostmodelArgs& a) {
     text << open_input_file(c.gpu.file.file(), "the GPU's hardware file").rdbuf();
     write_fitted_section(a.write_file, report, text.str());
   }
-  return report.text;
+  return report.text + uncataloged_text(c);
 }
 
 std::string run_crossval(const CostmodelArgs& a) {
@@ -355,6 +382,7 @@ std::string run_crossval(const CostmodelArgs& a) {
   if (a.json) {
     nlohmann::json j = pair_json(in_all, out_all);
     j["gpu"] = c.gpu.name;
+    j["not_in_catalog"] = uncataloged(c);
     for (std::size_t i = 0; i < n; ++i) {
       j["models"][c.profiles[i].first] = pair_json(in[i].slices.front(), out[i].slices.front());
     }
@@ -376,7 +404,7 @@ std::string run_crossval(const CostmodelArgs& a) {
     line(c.profiles[i].first, in[i].slices.front(), out[i].slices.front());
   }
   line("ALL", in_all, out_all);
-  return text;
+  return text + uncataloged_text(c);
 }
 
 namespace {

@@ -393,3 +393,29 @@ TEST_CASE(
   a.profiles = one.string();
   CHECK_THROWS_WITH(run_crossval(a), Catch::Contains("leave-one-model-out needs two or more"));
 }
+
+TEST_CASE("costmodel validate names the profiled models it had to price without a catalog file",
+          "[costmodels][accuracy]") {
+  if (!fs::is_directory(kCompute)) {
+    WARN("skipped: " << kCompute << " is absent");
+    return;
+  }
+  // phi-2's profile under a name the catalog does not know: its LayerNorm and parallel block
+  // are unknown, so the run says what it assumed.
+  const fs::path dir = fs::temp_directory_path() / "servesim_uncataloged" / "a100";
+  fs::remove_all(dir.parent_path());
+  fs::create_directories(dir / "acme" / "phi-clone");
+  fs::copy_file(kCompute + "/a100/microsoft/phi-2/mlp.csv", dir / "acme/phi-clone/mlp.csv");
+  CostmodelArgs a;
+  a.profiles = dir.string();
+  a.gpu = "a100";
+  CHECK_THAT(run_validate(a), Catch::Contains("note: acme/phi-clone is not in the catalog: priced "
+                                              "with RMSNorm and a serial attention-then-MLP "
+                                              "block"));
+  a.json = true;
+  CHECK(nlohmann::json::parse(run_validate(a))["not_in_catalog"] ==
+        nlohmann::json::array({"acme/phi-clone"}));
+  a.profiles = kCompute;
+  CHECK(nlohmann::json::parse(run_validate(a))["not_in_catalog"].empty());
+  fs::remove_all(dir.parent_path());
+}
