@@ -45,7 +45,9 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
                                       : 0.0);
   const double mlp_width = (m.gated_mlp ? 3.0 : 2.0) * widest / tp;
   const double per_token = (mlp_width + 6.0 * m.hidden_size) * act_dtype;
-  const double logits = static_cast<double>(max_num_seqs) * m.vocab_size / tp * 4.0;
+  // Full-vocabulary logits on a TP rank: vLLM gathers them to rank 0 (V0) or all-gathers them to
+  // every rank (V1), so the rank that bounds the cache holds them whole.
+  const double logits = static_cast<double>(max_num_seqs) * m.vocab_size * 4.0;
   // KV heads are split across TP ranks, but never below one head per rank (replicated).
   const double kv_per_layer_token =
       m.kv_lora_rank > 0

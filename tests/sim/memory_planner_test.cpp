@@ -159,7 +159,7 @@ TEST_CASE("Interleaved MoE stages weigh the experts of their own layers", "[memo
   const double kv_layer_block = 2.0 * (8 / 2) * 128 * 2 * 16;  // K,V × 4 KV heads per GPU
   const MemoryPlan one =
       plan_kv_memory(shipped("h100-sxm", "mistralai/Mixtral-8x7B-v0.1", 2), 0.9, 16, 2048, 128);
-  const double logits = 128.0 * m.vocab_size / 2 * 4;
+  const double logits = 128.0 * m.vocab_size * 4;
   std::int64_t fewest = 0;
   int stage = -1;
   for (int s = 0; s < 3; ++s) {
