@@ -495,7 +495,10 @@ std::string run_predict(const CostmodelArgs& a) {
   const StepCost cost = cm->step(b, r);
   const char* launch = launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens()));
   if (a.json) {
-    nlohmann::json j = {{"total_ns", cost.total_ns}, {"launch", launch}};
+    nlohmann::json j = {{"total_ns", cost.total_ns},
+                        {"launch", launch},
+                        {"topology", r.topology},
+                        {"power_cap_w", r.effective_power_cap_w()}};
     for (std::size_t i = 0; i < kNumCostComponents; ++i) {
       j["breakdown_ns"][std::string(cost_component_name(static_cast<CostComponent>(i)))] =
           cost.breakdown_ns[i];
@@ -503,9 +506,10 @@ std::string run_predict(const CostmodelArgs& a) {
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
-      "{} on {}×{} (TP{} PP{}, {} weights), {} prefill tokens + {} decodes, "
+      "{} on {}×{} (TP{} PP{}, {} weights, {}, {} W{}), {} prefill tokens + {} decodes, "
       "context {}, {}: {:.3f} ms\n",
-      model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.precision, a.prefill_tokens, a.decodes,
+      model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.precision, r.topology,
+      r.effective_power_cap_w(), r.power_cap_w > 0 ? " cap" : " TDP", a.prefill_tokens, a.decodes,
       a.context, launch, sim_to_ms(cost.total_ns));
   for (std::size_t i = 0; i < kNumCostComponents; ++i) {
     out += fmt::format("  {:<12} {:10.3f} ms\n", cost_component_name(static_cast<CostComponent>(i)),

@@ -96,11 +96,12 @@ VidurOpShape vidur_op_shape(const ModelSpec& m, int tp, VidurOp op, int tokens) 
       return {op_id, tokens, h, m.layer_norm ? 1 : 0, 0, 0};
     case VidurOp::kAdd:
       return {op_id, tokens, h, 0, 0, 0};
-    case VidurOp::kAttnPreProj:
+    case VidurOp::kAttnPreProj:  // with or without a bias in the epilogue
+      return {op_id, tokens, h, q, kv, m.attention_bias ? 1 : 0};
     case VidurOp::kAttnRope:
       return {op_id, tokens, h, q, kv, m.head_dim};
     case VidurOp::kAttnPostProj:
-      return {op_id, tokens, q, h, 0, 0};
+      return {op_id, tokens, q, h, m.attention_bias ? 1 : 0, 0};
     case VidurOp::kMlpUpProj:
       return {op_id, tokens, h, inter, m.gated_mlp ? 1 : 0, 0};
     case VidurOp::kMlpAct:

@@ -316,6 +316,7 @@ TEST_CASE("costmodel predict prices the replica's links and power cap as simulat
   a.gpu = "l40s";
   a.topology = "";
   const auto l40s = nlohmann::json::parse(run_predict(a));
+  CHECK(l40s["topology"] == "pcie");  // the links it priced
   a.topology = "pcie";
   CHECK(nlohmann::json::parse(run_predict(a)) == l40s);
   a.topology = "pairwise_nvlink";
@@ -326,7 +327,9 @@ TEST_CASE("costmodel predict prices the replica's links and power cap as simulat
   a = predict_json("a100", 2048, 0, 0);
   const double tdp = nlohmann::json::parse(run_predict(a))["total_ns"].get<double>();
   a.power_cap_w = 150;
-  CHECK(nlohmann::json::parse(run_predict(a))["total_ns"].get<double>() > tdp);
+  const auto capped = nlohmann::json::parse(run_predict(a));
+  CHECK(capped["total_ns"].get<double>() > tdp);
+  CHECK(capped["power_cap_w"] == 150.0);
   a.power_cap_w = 50;
   CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--power-cap-w: 50 W is outside a100-80gb's "
                                                     "power limits (expected 100 to 400 W)"));
