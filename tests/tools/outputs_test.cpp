@@ -146,6 +146,16 @@ TEST_CASE("a latency statistic of no values is null in summary.json and n/a in t
                            "tbt                      n/a       n/a       n/a       n/a       n/a"));
 }
 
+TEST_CASE("the summary table names a replica's pipeline stages", "[outputs]") {
+  const std::string config = "tests/tools/configs/golden_fixed.yaml";
+  const auto two = run_simulate({config, "--set", "replicas.0.pp=2", "--no-outputs"});
+  INFO(two.output);
+  REQUIRE(two.exit_code == 0);
+  CHECK_THAT(two.output, Catch::Contains("a100-80gb  tp1 pp2 sarathi"));
+  const auto one = run_simulate({config, "--no-outputs"});
+  CHECK_THAT(one.output, Catch::Contains("a100-80gb  tp1 sarathi"));
+}
+
 TEST_CASE("with prefix caching each replica reports its cache lookups and hits and evictions",
           "[outputs]") {
   // Three requests sharing a 64-token prefix (4 blocks of 16): the first computes it, the other
