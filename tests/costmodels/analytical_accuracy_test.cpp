@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 
@@ -32,6 +33,33 @@ ProfileValidation validate(const std::string& gpu_name, const std::string& dir,
   const GpuSpec& g = gpu(gpu_name);
   const auto rows = read_vidur_mlp(kCompute + "/" + dir + "/" + model + "/mlp.csv");
   return validate_profile(rows, model, g, nullptr, AnalyticalParams::for_gpu(g), AnalyticalTerms{});
+}
+
+// The A100 home profiles as `fit_home_constants` takes them: (path, rows) and each model.
+struct HomeProfiles {
+  std::vector<std::pair<std::string, std::vector<VidurMlpRow>>> files;
+  std::vector<ModelSpec> models;
+};
+HomeProfiles a100_profiles() {
+  HomeProfiles h;
+  for (const auto& [id, path] : find_mlp_profiles(kCompute + "/a100")) {
+    h.files.emplace_back(path, read_vidur_mlp(path));
+    const ModelSpec* m = nullptr;
+    for (const auto& n : catalog().model_names()) {
+      if (n == id) m = &catalog().model(n, ConfigNode::parse("x", "test"));
+    }
+    h.models.push_back(model_from_profile(h.files.back().second.front(), id, m));
+  }
+  return h;
+}
+
+// `costmodel <command> --profiles <shared compute folder> --gpu a100 --json`.
+CostmodelArgs a100_json() {
+  CostmodelArgs a;
+  a.profiles = kCompute;
+  a.gpu = "a100";
+  a.json = true;
+  return a;
 }
 
 }  // namespace
@@ -71,18 +99,9 @@ TEST_CASE("costmodel fit on the A100 profile reproduces the shipped A100 constan
   }
   const GpuSpec& g = gpu("a100");
   const AnalyticalParams shipped = AnalyticalParams::for_gpu(g);
-  std::vector<std::pair<std::string, std::vector<VidurMlpRow>>> data;
-  std::vector<ModelSpec> models;
-  for (const auto& [id, path] : find_mlp_profiles(kCompute + "/a100")) {
-    data.emplace_back(path, read_vidur_mlp(path));
-    const ModelSpec* m = nullptr;
-    for (const auto& n : catalog().model_names()) {
-      if (n == id) m = &catalog().model(n, ConfigNode::parse("x", "test"));
-    }
-    models.push_back(model_from_profile(data.back().second.front(), id, m));
-  }
-  REQUIRE(data.size() == 6);
-  const FitReport fit = fit_home_constants(data, models, g, shipped);
+  const HomeProfiles home = a100_profiles();
+  REQUIRE(home.files.size() == 6);
+  const FitReport fit = fit_home_constants(home.files, home.models, g, shipped);
   CHECK(fit.params.gemm_efficiency == Approx(shipped.gemm_efficiency).margin(0.002));
   CHECK(fit.params.gemm_launch_ns == Approx(shipped.gemm_launch_ns).margin(50));
   CHECK(fit.params.wave_ns == Approx(shipped.wave_ns).margin(50));
@@ -257,11 +276,7 @@ TEST_CASE(
     WARN("skipped: " << kCompute << " is absent");
     return;
   }
-  CostmodelArgs a;
-  a.profiles = kCompute;
-  a.gpu = "a100";
-  a.json = true;
-  const nlohmann::json r = nlohmann::json::parse(run_validate(a))["reproducibility"];
+  const nlohmann::json r = nlohmann::json::parse(run_validate(a100_json()))["reproducibility"];
   // Llama-2-70B, Llama-3-70B and CodeLlama-34B share hidden 8192 and 8 KV heads: their q/k/v
   // and o projections are the same GEMMs in three files (the MLPs only in the two 70Bs).
   for (const char* op : {"attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj"}) {
@@ -347,10 +362,7 @@ TEST_CASE(
     WARN("skipped: " << kCompute << " is absent");
     return;
   }
-  CostmodelArgs a;
-  a.profiles = kCompute;
-  a.gpu = "a100";
-  a.json = true;
+  CostmodelArgs a = a100_json();
   const nlohmann::json j = nlohmann::json::parse(run_crossval(a));
   REQUIRE(j["models"].size() == 6);
   // In sample the fit reproduces the shipped constants, so it scores what validate scores.
@@ -363,28 +375,18 @@ TEST_CASE(
   // The held-out figure of one model is exactly a fit on the other five, then validate.
   const std::string held = "meta-llama/Llama-2-7b-hf";
   const GpuSpec& g = gpu("a100");
-  std::vector<std::pair<std::string, std::vector<VidurMlpRow>>> data;
-  std::vector<ModelSpec> models;
-  std::vector<VidurMlpRow> held_rows;
-  ModelSpec held_model;
-  for (const auto& [id, path] : find_mlp_profiles(kCompute + "/a100")) {
-    auto rows = read_vidur_mlp(path);
-    const ModelSpec* m = nullptr;
-    for (const auto& n : catalog().model_names()) {
-      if (n == id) m = &catalog().model(n, ConfigNode::parse("x", "test"));
-    }
-    ModelSpec spec = model_from_profile(rows.front(), id, m);
-    if (id == held) {
-      held_rows = rows;
-      held_model = spec;
-      continue;
-    }
-    models.push_back(spec);
-    data.emplace_back(path, std::move(rows));
-  }
-  REQUIRE(data.size() == 5);
+  HomeProfiles rest = a100_profiles();
+  const auto at = static_cast<std::ptrdiff_t>(
+      std::find_if(rest.models.begin(), rest.models.end(),
+                   [&held](const ModelSpec& m) { return m.name == held; }) -
+      rest.models.begin());
+  REQUIRE(at < static_cast<std::ptrdiff_t>(rest.models.size()));
+  const std::vector<VidurMlpRow> held_rows = rest.files[static_cast<std::size_t>(at)].second;
+  const ModelSpec held_model = rest.models[static_cast<std::size_t>(at)];
+  rest.files.erase(rest.files.begin() + at);
+  rest.models.erase(rest.models.begin() + at);
   const AnalyticalParams p =
-      fit_home_constants(data, models, g, AnalyticalParams::for_gpu(g)).params;
+      fit_home_constants(rest.files, rest.models, g, AnalyticalParams::for_gpu(g)).params;
   const ProfileValidation out = validate_profile(held_rows, held, g, &held_model, p, {});
   CHECK(j["models"][held]["held_out"]["block_mape"].get<double>() ==
         Approx(out.slices.front().block.mape()));

@@ -8,6 +8,24 @@
 
 using namespace servesim;
 
+namespace {
+// A profile row of `model` (its dimensions) at `tp` and `tokens`, every op timed at `ms`.
+VidurMlpRow row_of(const ModelSpec& model, int line, int tp, int tokens, double ms) {
+  VidurMlpRow r;
+  r.line = line;
+  r.num_tokens = tokens;
+  r.tp = tp;
+  r.n_head = model.num_heads;
+  r.n_kv_head = model.num_kv_heads;
+  r.n_embd = model.hidden_size;
+  r.n_expanded_embd = model.intermediate_size;
+  r.vocab_size = model.vocab_size;
+  r.gated_mlp = model.gated_mlp;
+  r.ms.fill(ms);
+  return r;
+}
+}  // namespace
+
 TEST_CASE("ErrorStats keeps MAPE, signed error and the time-weighted error apart",
           "[costmodels][validation]") {
   ErrorStats e;
@@ -30,21 +48,7 @@ TEST_CASE(
   const GpuSpec gpu = testing::a100_like();
   const AnalyticalParams params = AnalyticalParams::for_gpu(gpu);
   const ModelSpec model = testing::llama2_7b_like();
-  auto row_of = [&](int line, int tokens) {
-    VidurMlpRow r;
-    r.line = line;
-    r.num_tokens = tokens;
-    r.tp = 1;
-    r.n_head = model.num_heads;
-    r.n_kv_head = model.num_kv_heads;
-    r.n_embd = model.hidden_size;
-    r.n_expanded_embd = model.intermediate_size;
-    r.vocab_size = model.vocab_size;
-    r.gated_mlp = true;
-    r.ms.fill(1.0);
-    return r;
-  };
-  std::vector<VidurMlpRow> rows = {row_of(2, 64), row_of(3, 2048)};
+  std::vector<VidurMlpRow> rows = {row_of(model, 2, 1, 64, 1.0), row_of(model, 3, 1, 2048, 1.0)};
   // First pass: the model's own predictions, per row and op.
   const ProfileValidation probe =
       validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{}, true);
@@ -119,25 +123,13 @@ TEST_CASE(
   const GpuSpec gpu = testing::a100_like();
   const AnalyticalParams params = AnalyticalParams::for_gpu(gpu);
   const ModelSpec model = testing::llama2_7b_like();
-  auto row_of = [&](int tp, int tokens, double ms) {
-    VidurMlpRow r;
-    r.line = 2;
-    r.num_tokens = tokens;
-    r.tp = tp;
-    r.n_head = model.num_heads;
-    r.n_kv_head = model.num_kv_heads;
-    r.n_embd = model.hidden_size;
-    r.n_expanded_embd = model.intermediate_size;
-    r.vocab_size = model.vocab_size;
-    r.ms.fill(ms);
-    return r;
-  };
+  auto row = [&model](int tp, int tokens, double ms) { return row_of(model, 2, tp, tokens, ms); };
   // Model "a" at TP1 (1 ms per op) and TP2 (2 ms); model "b" of the same dimensions at TP1
   // (1.5 ms). A 128-token row of "a" has no repeat anywhere.
   std::vector<ProfileValidation> results = {
-      validate_profile({row_of(1, 64, 1.0), row_of(2, 64, 2.0), row_of(1, 128, 3.0)}, "a", gpu,
-                       &model, params, AnalyticalTerms{}, true),
-      validate_profile({row_of(1, 64, 1.5)}, "b", gpu, &model, params, AnalyticalTerms{}, true)};
+      validate_profile({row(1, 64, 1.0), row(2, 64, 2.0), row(1, 128, 3.0)}, "a", gpu, &model,
+                       params, AnalyticalTerms{}, true),
+      validate_profile({row(1, 64, 1.5)}, "b", gpu, &model, params, AnalyticalTerms{}, true)};
   const ProfileReproducibility r = profile_reproducibility(results);
   const auto& qkv = r.ops[static_cast<std::size_t>(VidurOp::kAttnPreProj)];
   // qkv at TP1 is timed twice (1.0 in "a", 1.5 in "b"); TP2 and the 128-token row only once.
