@@ -7,6 +7,7 @@
 #include <map>
 
 #include "costmodels/analytical/layer_pricer.hpp"
+#include "costmodels/common/layer_shapes.hpp"
 #include "sim/catalog.hpp"
 #include "sim/input_error.hpp"
 #include "sim/replica_spec.hpp"
@@ -83,14 +84,16 @@ ModelSpec model_from_profile(const VidurMlpRow& row, const std::string& name,
 }
 
 VidurOpShape vidur_op_shape(const ModelSpec& m, int tp, VidurOp op, int tokens) {
-  const long long q = static_cast<long long>(m.num_heads) * m.head_dim / tp;
-  const long long kv = static_cast<long long>(m.num_kv_heads) * m.head_dim / tp;
-  const long long inter = static_cast<long long>(m.intermediate_size) / tp;
+  // The per-GPU widths as the model prices them (rounded up, at least one KV head a rank).
+  const LayerShapes s = LayerShapes::make(m, tp);
+  const auto q = static_cast<long long>(s.attn_width);
+  const auto kv = static_cast<long long>(s.kv_heads * s.head_dim);
+  const auto inter = static_cast<long long>(s.inter);
   const long long h = m.hidden_size;
   const long long op_id = static_cast<long long>(op);
   switch (op) {
     case VidurOp::kEmb:  // a vocab-parallel lookup: each rank holds vocab/tp rows
-      return {op_id, tokens, h, m.vocab_size / tp, 0, 0};
+      return {op_id, tokens, h, static_cast<long long>(s.vocab), 0, 0};
     case VidurOp::kInputLayernorm:
     case VidurOp::kPostAttentionLayernorm:
       return {op_id, tokens, h, m.layer_norm ? 1 : 0, 0, 0};
@@ -165,7 +168,11 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
 ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidation>& results) {
   std::map<VidurOpShape, std::vector<const ProfileValidation::Residual*>> by_shape;
   for (const auto& r : results) {
-    for (const auto& e : r.residuals) by_shape[e.shape].push_back(&e);
+    for (const auto& e : r.residuals) {
+      // A time of 0 is no measurement (and no scoring counts it): it would pull the best
+      // constant to 0.
+      if (e.measured_ns > 0) by_shape[e.shape].push_back(&e);
+    }
   }
   ProfileReproducibility out;
   for (const auto& [shape, times] : by_shape) {

@@ -110,6 +110,12 @@ TEST_CASE("an op's shape keeps what decides its work: norms ignore TP and GEMMs 
   ModelSpec ln = m;
   ln.layer_norm = true;
   CHECK(vidur_op_shape(ln, 1, VidurOp::kInputLayernorm, 512) != shape(1, VidurOp::kInputLayernorm));
+  // Past one KV head a rank the heads are replicated, as the model prices them: 8 KV heads at
+  // TP 16 are one head a rank, the same KV width as at TP 8.
+  ModelSpec gqa = m;
+  gqa.num_kv_heads = 8;
+  CHECK(vidur_op_shape(gqa, 16, VidurOp::kAttnPreProj, 512)[4] == gqa.head_dim);
+  CHECK(vidur_op_shape(gqa, 8, VidurOp::kAttnPreProj, 512)[4] == gqa.head_dim);
   // o_proj: K = heads·head_dim / tp, N = hidden.
   const VidurOpShape o = shape(4, VidurOp::kAttnPostProj);
   CHECK(o[2] == m.num_heads * m.head_dim / 4);
@@ -129,7 +135,9 @@ TEST_CASE(
   std::vector<ProfileValidation> results = {
       validate_profile({row(1, 64, 1.0), row(2, 64, 2.0), row(1, 128, 3.0)}, "a", gpu, &model,
                        params, AnalyticalTerms{}, true),
-      validate_profile({row(1, 64, 1.5)}, "b", gpu, &model, params, AnalyticalTerms{}, true)};
+      validate_profile({row(1, 64, 1.5)}, "b", gpu, &model, params, AnalyticalTerms{}, true),
+      // A row timed 0 is no measurement: it joins no shape.
+      validate_profile({row(1, 64, 0.0)}, "z", gpu, &model, params, AnalyticalTerms{}, true)};
   const ProfileReproducibility r = profile_reproducibility(results);
   const auto& qkv = r.ops[static_cast<std::size_t>(VidurOp::kAttnPreProj)];
   // qkv at TP1 is timed twice (1.0 in "a", 1.5 in "b"); TP2 and the 128-token row only once.
@@ -161,6 +169,6 @@ TEST_CASE(
   CHECK(model_err.n == 3);
   CHECK(norm.model.mape() == Approx(model_err.mape()));
   // A single profile with no repeats has nothing to report.
-  const ProfileReproducibility none = profile_reproducibility({results[1]});
+  const ProfileReproducibility none = profile_reproducibility({results[1], results[2]});
   for (const auto& o : none.ops) CHECK(o.shapes == 0);
 }
