@@ -63,12 +63,14 @@ struct GpuSpec {
     if (topology == "pairwise_nvlink") return a / 2 == b / 2;
     return topology == "nvlink";
   }
-  // Whether every hop of the ring 0 → 1 → … → p−1 → 0 is NVLink (p ≤ 1: no hop, true).
+  // Whether a ring 0 → 1 → … → p−1 → 0 of p ≥ 2 GPUs runs on NVLink at every hop (false for
+  // p ≤ 1: no ring).
   bool ring_on_nvlink(int p, std::string_view topology) const {
+    if (p <= 1) return false;
     for (int a = 0; a + 1 < p; ++a) {
       if (!nvlink_between(a, a + 1, topology)) return false;
     }
-    return p <= 2 || nvlink_between(p - 1, 0, topology);
+    return p == 2 || nvlink_between(p - 1, 0, topology);
   }
 };
 

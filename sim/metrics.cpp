@@ -105,7 +105,7 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
          {"tp", r->spec.tp},
          {"pp", r->spec.pp},
          {"precision", r->spec.weights == Precision::kFp8 ? "fp8" : "bf16"},
-         {"topology", r->spec.topology},
+         {"topology", r->spec.links()},
          {"cuda_graphs", r->spec.cuda_graphs ? json(cuda_graph_mode_name(r->spec.cuda_graph_mode))
                                              : json("eager")},
          {"scheduler", std::string(r->scheduler->name())},

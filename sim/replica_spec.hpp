@@ -46,7 +46,8 @@ struct ReplicaSpec {
   CudaGraphMode cuda_graph_mode = CudaGraphMode::kDecodeOnly;
   std::int64_t cuda_graph_max_tokens = 0;  // steps with more tokens run eager; 0 = no limit
   double power_cap_w = 0;                  // 0 = the GPU's TDP
-  std::string topology = "nvlink";  // nvlink | pairwise_nvlink | pcie (links between the TP GPUs)
+  // nvlink | pairwise_nvlink | pcie (links between the GPUs); "" = the GPU's own (links()).
+  std::string topology;
 
   // How a step of `tokens` tokens, `has_prefill` or not, is launched.
   StepLaunch step_launch(bool has_prefill, std::int64_t tokens) const {
@@ -57,6 +58,9 @@ struct ReplicaSpec {
     return cuda_graph_mode == CudaGraphMode::kPiecewise ? StepLaunch::kPiecewiseGraph
                                                         : StepLaunch::kEager;
   }
+
+  // The links priced: the topology given, else the GPU's default (GpuSpec::default_topology).
+  std::string links() const { return topology.empty() ? gpu->default_topology() : topology; }
 
   double weight_bytes_per_param() const { return weights == Precision::kFp8 ? 1.0 : 2.0; }
   double effective_power_cap_w() const { return power_cap_w > 0 ? power_cap_w : gpu->tdp_w; }

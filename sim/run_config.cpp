@@ -42,6 +42,9 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
   c.cuda_graph_max_tokens = g.get_positive_int("cuda_graph_max_tokens", 0);  // absent: no limit
   c.power_cap_w = g.get_nonnegative("power_cap_w", 0);
   c.topology = g.get_string("topology", "");  // checked against the GPU when the run is built
+  if (g.has("topology") && c.topology.empty()) {
+    g.at("topology").fail("expected nvlink, pairwise_nvlink or pcie, got an empty value");
+  }
   return c;
 }
 

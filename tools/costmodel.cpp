@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   predict
       ->add_option("--topology", args.topology,
                    "links between the TP GPUs: nvlink, pairwise_nvlink or pcie (default: nvlink "
-                   "where the GPU has it, else pcie)")
+                   "on NVSwitch GPUs, pairwise_nvlink on bridged cards, else pcie)")
       ->check(CLI::IsMember({"nvlink", "pairwise_nvlink", "pcie"}));
   predict
       ->add_option("--power-cap-w", args.power_cap_w,

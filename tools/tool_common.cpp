@@ -76,13 +76,9 @@ BuiltRun build_run(const RunConfig& config) {
                                         g.node.has("cuda_graph_max_tokens"),
                                         base_options.max_num_seqs, spec);
     spec.power_cap_w = g.power_cap_w;
-    if (g.topology.empty()) {
-      spec.topology = spec.gpu->default_topology();
-    } else {
-      if (const std::string why = spec.gpu->topology_problem(g.topology); !why.empty()) {
-        g.node.at("topology").fail(why);
-      }
-      spec.topology = g.topology;
+    spec.topology = g.topology;  // "" = the GPU's own links
+    if (const std::string why = spec.gpu->topology_problem(spec.links()); !why.empty()) {
+      g.node.at("topology").fail(why);
     }
     if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {
       g.node.at("precision").fail(fmt::format("GPU '{}' has no FP8 tensor cores", spec.gpu->name));
@@ -147,11 +143,13 @@ BuiltRun build_run(const RunConfig& config) {
         constexpr double kGiB = 1073741824.0;
         g.node.fail(fmt::format(
             "{} does not fit on {} × {} (tp {}, pp {}): weights {:.1f} GiB + activations "
-            "{:.1f} GiB per GPU leave no room for one KV block in {:.1f} GiB × utilization {} "
+            "{:.1f} GiB per GPU{} leave no room for one KV block in {:.1f} GiB × utilization {} "
             "(expected more GPUs, fp8 weights, a higher gpu_memory_utilization or a smaller "
             "token budget)",
             spec.model->name, g.tp * g.pp, spec.gpu->name, g.tp, g.pp, plan.weight_bytes / kGiB,
-            plan.activation_bytes / kGiB, plan.gpu_bytes / kGiB, options.gpu_memory_utilization));
+            plan.activation_bytes / kGiB,
+            g.pp > 1 ? fmt::format(" of pipeline stage {}", plan.stage) : std::string(),
+            plan.gpu_bytes / kGiB, options.gpu_memory_utilization));
       }
       blocks = plan.num_blocks;
     }

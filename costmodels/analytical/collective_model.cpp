@@ -29,9 +29,8 @@ TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
     : p_(p),
       hop_latency_ns_(params.hop_latency_ns),
       custom_max_bytes_(params.custom_allreduce_max_bytes) {
-  if (kind != "nvlink" && kind != "pairwise_nvlink" && kind != "pcie") {
-    throw InputError("unknown topology '" + kind + "' (known: nvlink, pairwise_nvlink, pcie)");
-  }
+  // Unknown names, NVLink on a GPU without it, all-to-all NVLink on bridged cards.
+  if (const std::string why = gpu.topology_problem(kind); !why.empty()) throw InputError(why);
   Graph graph(static_cast<std::size_t>(p));
   bool all_nvlink = true;
   for (int a = 0; a < p; ++a) {

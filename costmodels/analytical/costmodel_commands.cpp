@@ -437,8 +437,8 @@ std::string run_predict(const CostmodelArgs& a) {
   r.tp = a.tp;
   r.pp = a.pp;
   r.cuda_graphs = !a.eager;
-  r.topology = a.topology.empty() ? c.gpu.default_topology() : a.topology;
-  if (const std::string why = c.gpu.topology_problem(r.topology); !why.empty()) {
+  r.topology = a.topology;
+  if (const std::string why = c.gpu.topology_problem(r.links()); !why.empty()) {
     throw InputError("--topology: " + why);
   }
   if (a.power_cap_w > 0) {
@@ -497,7 +497,7 @@ std::string run_predict(const CostmodelArgs& a) {
   if (a.json) {
     nlohmann::json j = {{"total_ns", cost.total_ns},
                         {"launch", launch},
-                        {"topology", r.topology},
+                        {"topology", r.links()},
                         {"power_cap_w", r.effective_power_cap_w()}};
     for (std::size_t i = 0; i < kNumCostComponents; ++i) {
       j["breakdown_ns"][std::string(cost_component_name(static_cast<CostComponent>(i)))] =
@@ -508,7 +508,7 @@ std::string run_predict(const CostmodelArgs& a) {
   std::string out = fmt::format(
       "{} on {}×{} (TP{} PP{}, {} weights, {}, {} W{}), {} prefill tokens + {} decodes, "
       "context {}, {}: {:.3f} ms\n",
-      model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.precision, r.topology,
+      model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.precision, r.links(),
       r.effective_power_cap_w(), r.power_cap_w > 0 ? " cap" : " TDP", a.prefill_tokens, a.decodes,
       a.context, launch, sim_to_ms(cost.total_ns));
   for (std::size_t i = 0; i < kNumCostComponents; ++i) {

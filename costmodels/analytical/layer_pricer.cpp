@@ -31,10 +31,10 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       params_(params),
       terms_(terms),
       shapes_(LayerShapes::make(*r.model, r.tp)),
-      topo_(r.tp, r.topology, *r.gpu, params),
+      topo_(r.tp, r.links(), *r.gpu, params),
       tp_(r.tp),
       pp_(r.pp),
-      topology_(r.topology) {
+      topology_(r.links()) {
   const bool fp8 = r.weights == Precision::kFp8 && gpu_->fp8_tflops > 0;
   peak_flops_per_ns_ = (fp8 ? gpu_->fp8_tflops : gpu_->bf16_tflops) * 1e3;
   bf16_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;  // attention, unquantized LM head and router

@@ -164,6 +164,23 @@ TEST_CASE("on every catalog GPU more tokens are never faster and more bandwidth 
   }
 }
 
+TEST_CASE("a replica that names no topology is priced with its GPU's own links",
+          "[costmodels][analytical]") {
+  // H100 PCIe cards pair through bridges: the default prices pairs, all-to-all is refused.
+  const AnalyticalCostModel cm(AnalyticalCostModel::Options{});
+  const ModelSpec model = testing::llama2_7b_like();
+  BatchShape b;
+  b.prefills.push_back({4096, 0});
+  ReplicaSpec r = testing::replica_of(gpu("h100-pcie"), model, 4);
+  REQUIRE(r.topology.empty());
+  CHECK(r.links() == "pairwise_nvlink");
+  const StepCost unnamed = cm.step(b, r);
+  r.topology = "pairwise_nvlink";
+  CHECK(cm.step(b, r).total_ns == unnamed.total_ns);
+  r.topology = "nvlink";
+  CHECK_THROWS_WITH(cm.step(b, r), Catch::Contains("links only pairs of cards"));
+}
+
 namespace {
 // `costmodel predict --json` of Llama-2-7b on `gpu`: one prefill chunk and decodes at `context`.
 CostmodelArgs predict_json(const std::string& gpu, int prefill_tokens, int decodes, int context) {

@@ -214,6 +214,15 @@ TEST_CASE("a model that leaves no room for KV says what takes the memory", "[err
                                   "pp 1): weights 15.0 GiB + activations") &&
                       Catch::Contains("leave no room for one KV block in 24.0 GiB × utilization "
                                       "0.66"));
+  // Pipelined, the message names the stage that does not fit (the last: LM head and logits).
+  const auto staged =
+      bad_input_message("no_kv_room_pp", {"tests/tools/configs/golden_fixed.yaml", "--set",
+                                          "replicas.0.gpu=rtx-4090", "--set", "replicas.0.pp=2",
+                                          "--set", "scheduler={kind: sarathi, max_model_len: 4096}",
+                                          "--set", "model=meta-llama/Llama-2-70b-hf"});
+  CHECK_THAT(staged,
+             Catch::Contains("does not fit on 2 × rtx-4090 (tp 1, pp 2): weights 64.2 GiB") &&
+                 Catch::Contains("per GPU of pipeline stage 1 leave no room"));
 }
 
 TEST_CASE("a KV cache smaller than one max_model_len request is refused as vLLM refuses it",
@@ -290,6 +299,10 @@ TEST_CASE("an NVLink topology on a GPU without NVLink is refused and its default
     CHECK_THAT(msg, Catch::Contains("replicas[0].topology: l40s has no NVLink (its hardware file "
                                     "gives no nvlink_gb_per_s); expected topology pcie"));
   }
+  const auto empty =
+      bad_input_message("topology_empty", {config, "--set", "replicas.0.topology=''"});
+  CHECK_THAT(empty, Catch::Contains("replicas[0].topology: expected nvlink, pairwise_nvlink or "
+                                    "pcie, got an empty value"));
   const auto unknown =
       bad_input_message("topology_unknown", {config, "--set", "replicas.0.topology=mesh"});
   CHECK_THAT(unknown, Catch::Contains("unknown topology 'mesh' (known: nvlink, pairwise_nvlink, "
