@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   fit->add_option("--network", args.network, "Vidur network profile folder for this GPU");
   fit->add_option("--write", args.write_file, "write the fitted constants into this YAML file");
   auto* crossval = app.add_subcommand(
-      "crossval", "leave-one-model-out: each model priced by a fit on the other models");
+      "crossval",
+      "leave-one-group-out: each model priced by a fit on the models sharing no GEMM shape");
   add_common(crossval, {.model = false});
   auto* network = app.add_subcommand("network", "all-reduce MAPE against all_reduce.csv");
   add_common(network, {.model = false});

@@ -142,6 +142,7 @@ FitReport fit_home_constants(
       for (double& s : step) s /= 2;
     }
     rep.params.light[static_cast<std::size_t>(k)] = l;
+    rep.fitted_light.push_back(k);
     rep.text += fmt::format(
         "  light {:<10} floor {:8.0f} ns  bw_fraction {:.3f}  row {:.4f} ns/elem  MAPE {:.2f}% "
         "({} rows)\n",

@@ -17,6 +17,8 @@ struct FitReport {
   AnalyticalParams params;
   std::vector<std::string> yaml_fitted;  // lines of the `fitted:` record
   std::string text;
+  // The light kernels the rows refitted; the others keep the start's constants.
+  std::vector<LightKernel> fitted_light;
   void merge(const FitReport& later);
 };
 

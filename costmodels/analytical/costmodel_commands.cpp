@@ -1,7 +1,10 @@
 #include "costmodels/analytical/costmodel_commands.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -11,6 +14,7 @@
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/analytical/calibration.hpp"
 #include "costmodels/analytical/engine_profile.hpp"
+#include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/analytical/profile_validation.hpp"
 #include "costmodels/registry.hpp"
 #include "sim/catalog.hpp"
@@ -335,33 +339,118 @@ std::string run_fit(const CostmodelArgs& a) {
   return report.text + uncataloged_text(c);
 }
 
+namespace {
+// Leave-one-group-out folds: models that share a projection GEMM shape (at any TP degree and
+// token count) are held out together, or the held-out rows would have been fitted as another
+// model's. Each fold is a list of indices into `d`, ascending; folds in order of first member.
+std::vector<std::vector<std::size_t>> gemm_shape_folds(const FitData& d) {
+  const std::size_t n = d.files.size();
+  std::vector<std::size_t> group(n);
+  for (std::size_t i = 0; i < n; ++i) group[i] = i;
+  std::map<VidurOpShape, std::size_t> owner;  // shape -> first model timing it
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const VidurMlpRow& row : d.files[i].second) {
+      for (const VidurOp op : {VidurOp::kAttnPreProj, VidurOp::kAttnPostProj, VidurOp::kMlpUpProj,
+                               VidurOp::kMlpDownProj}) {
+        const auto [it, fresh] =
+            owner.emplace(vidur_op_shape(d.models[i], row.tp, op, row.num_tokens), i);
+        if (fresh) continue;
+        // Merge the two groups (relabel the later one).
+        const std::size_t from = std::max(group[i], group[it->second]);
+        const std::size_t to = std::min(group[i], group[it->second]);
+        for (std::size_t& g : group) {
+          if (g == from) g = to;
+        }
+      }
+    }
+  }
+  std::vector<std::vector<std::size_t>> folds;
+  std::map<std::size_t, std::size_t> fold_of_group;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [it, fresh] = fold_of_group.emplace(group[i], folds.size());
+    if (fresh) folds.emplace_back();
+    folds[it->second].push_back(i);
+  }
+  return folds;
+}
+
+// The kernel whose constants price `k` when no training model runs `k`: the kernel of the same
+// structure (one CTA per token row): LayerNorm as RMSNorm, GELU as SiLU-and-mul; none else.
+std::optional<LightKernel> sibling_kernel(LightKernel k) {
+  if (k == LightKernel::kLayerNorm) return LightKernel::kRmsNorm;
+  if (k == LightKernel::kGelu) return LightKernel::kSiluMul;
+  return std::nullopt;
+}
+
+// The light kernels `model` runs in Vidur's ops.
+std::vector<LightKernel> light_kernels_of(const ModelSpec& model, const VidurMlpRow& row,
+                                          const GpuSpec& gpu, const AnalyticalParams& params) {
+  ReplicaSpec r;
+  r.gpu = &gpu;
+  r.model = &model;
+  r.tp = row.tp;
+  std::vector<LightKernel> out;
+  for (const auto& u : LayerPricer(r, params, {}).vidur_light_uses(row.num_tokens)) {
+    if (u.count > 0 && std::find(out.begin(), out.end(), u.kernel) == out.end()) {
+      out.push_back(u.kernel);
+    }
+  }
+  return out;
+}
+}  // namespace
+
 std::string run_crossval(const CostmodelArgs& a) {
   Context c = load(a, true);
   const FitData d = read_fit_data(c);
   const std::size_t n = d.files.size();
-  if (n < 2) {
-    throw InputError(
-        fmt::format("--profiles: leave-one-model-out needs two or more models of {} "
-                    "(found {})",
-                    c.gpu.name, n));
+  const std::vector<std::vector<std::size_t>> folds = gemm_shape_folds(d);
+  if (folds.size() < 2) {
+    throw InputError(fmt::format(
+        "--profiles: leave-one-group-out needs two or more groups of models of {} that share no "
+        "GEMM shape (found {} model{} in {} group)",
+        c.gpu.name, n, n == 1 ? "" : "s", folds.size()));
   }
   const AnalyticalParams all_fit = fit_home_constants(d.files, d.models, c.gpu, c.params).params;
-  // Fit i leaves model i out; the fits are independent (and each deterministic), so they run
-  // in parallel with the same results.
+  // Fold f is fitted on every other fold's files. The fits are independent (and each
+  // deterministic), so they run in parallel with the same results.
   std::vector<ProfileValidation> in(n);
   std::vector<ProfileValidation> out(n);
-  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
+  std::vector<std::size_t> fold_of(n);
+  std::vector<std::vector<std::string>> kept(n);      // run by no training model: in sample
+  std::vector<std::vector<std::string>> borrowed(n);  // run by none, priced as their sibling
+  tbb::parallel_for(std::size_t{0}, folds.size(), [&](std::size_t f) {
     FitData rest;
     for (std::size_t j = 0; j < n; ++j) {
-      if (j == i) continue;
+      if (std::find(folds[f].begin(), folds[f].end(), j) != folds[f].end()) continue;
       rest.files.push_back(d.files[j]);
       rest.models.push_back(d.models[j]);
     }
-    const AnalyticalParams held =
-        fit_home_constants(rest.files, rest.models, c.gpu, c.params).params;
-    const std::string& id = c.profiles[i].first;
-    in[i] = validate_profile(d.files[i].second, id, c.gpu, &d.models[i], all_fit, {});
-    out[i] = validate_profile(d.files[i].second, id, c.gpu, &d.models[i], held, {});
+    const FitReport held = fit_home_constants(rest.files, rest.models, c.gpu, c.params);
+    auto fitted = [&held](LightKernel k) {
+      return std::find(held.fitted_light.begin(), held.fitted_light.end(), k) !=
+             held.fitted_light.end();
+    };
+    for (const std::size_t i : folds[f]) {
+      fold_of[i] = f;
+      // A kernel no training model runs would keep the constants fitted on this model: price
+      // it as its sibling where the training fitted that, else say it stays in sample.
+      AnalyticalParams p = held.params;
+      for (const LightKernel k :
+           light_kernels_of(d.models[i], d.files[i].second.front(), c.gpu, c.params)) {
+        if (fitted(k)) continue;
+        const auto sib = sibling_kernel(k);
+        if (sib && fitted(*sib)) {
+          p.light[static_cast<std::size_t>(k)] = p.light[static_cast<std::size_t>(*sib)];
+          borrowed[i].push_back(
+              fmt::format("{} as {}", light_kernel_name(k), light_kernel_name(*sib)));
+        } else {
+          kept[i].emplace_back(light_kernel_name(k));
+        }
+      }
+      const std::string& id = c.profiles[i].first;
+      in[i] = validate_profile(d.files[i].second, id, c.gpu, &d.models[i], all_fit, {});
+      out[i] = validate_profile(d.files[i].second, id, c.gpu, &d.models[i], p, {});
+    }
   });
   ProfileValidation::Slice in_all;
   ProfileValidation::Slice out_all;
@@ -383,27 +472,58 @@ std::string run_crossval(const CostmodelArgs& a) {
     nlohmann::json j = pair_json(in_all, out_all);
     j["gpu"] = c.gpu.name;
     j["not_in_catalog"] = uncataloged(c);
+    j["folds"] = nlohmann::json::array();
+    for (const auto& fold : folds) {
+      nlohmann::json ids = nlohmann::json::array();
+      for (const std::size_t i : fold) ids.push_back(c.profiles[i].first);
+      j["folds"].push_back(ids);
+    }
     for (std::size_t i = 0; i < n; ++i) {
-      j["models"][c.profiles[i].first] = pair_json(in[i].slices.front(), out[i].slices.front());
+      nlohmann::json m = pair_json(in[i].slices.front(), out[i].slices.front());
+      m["fold"] = fold_of[i];
+      m["kernels_in_sample"] = kept[i];
+      m["kernels_as_sibling"] = borrowed[i];
+      j["models"][c.profiles[i].first] = m;
     }
     return j.dump(2) + "\n";
   }
   std::string text = fmt::format(
-      "GPU {} — leave-one-model-out: each model priced with the constants `costmodel fit` finds on "
-      "the other {} files\n"
-      "{:<44} {:>16} {:>15} {:>8} {:>8} {:>12} {:>12}\n",
-      c.gpu.name, n - 1, "model (MLP-block MAPE; GEMM = the four pooled)", "in-sample block",
-      "held-out block", "decode", "prefill", "GEMM in", "GEMM out");
-  auto line = [&text](const std::string& label, const ProfileValidation::Slice& si,
-                      const ProfileValidation::Slice& so) {
-    text += fmt::format("{:<44} {:15.2f}% {:14.2f}% {:7.2f}% {:7.2f}% {:11.2f}% {:11.2f}%\n", label,
-                        si.block.mape(), so.block.mape(), so.decode_block.mape(),
+      "GPU {} — leave-one-group-out: each model priced with the constants `costmodel fit` finds "
+      "on the models outside its group (models sharing a GEMM shape are held out together)\n",
+      c.gpu.name);
+  for (std::size_t f = 0; f < folds.size(); ++f) {
+    std::vector<std::string> ids;
+    for (const std::size_t i : folds[f]) ids.push_back(c.profiles[i].first);
+    text += fmt::format("  group {}: {}\n", f + 1, fmt::join(ids, ", "));
+  }
+  text += fmt::format("{:<44} {:>5} {:>16} {:>15} {:>8} {:>8} {:>12} {:>12}\n",
+                      "model (MLP-block MAPE; GEMM = the four pooled)", "group", "in-sample block",
+                      "held-out block", "decode", "prefill", "GEMM in", "GEMM out");
+  auto line = [&text](const std::string& label, const std::string& group,
+                      const ProfileValidation::Slice& si, const ProfileValidation::Slice& so) {
+    text += fmt::format("{:<44} {:>5} {:15.2f}% {:14.2f}% {:7.2f}% {:7.2f}% {:11.2f}% {:11.2f}%\n",
+                        label, group, si.block.mape(), so.block.mape(), so.decode_block.mape(),
                         so.prefill_block.mape(), gemm_stats(si).mape(), gemm_stats(so).mape());
   };
   for (std::size_t i = 0; i < n; ++i) {
-    line(c.profiles[i].first, in[i].slices.front(), out[i].slices.front());
+    line(c.profiles[i].first, std::to_string(fold_of[i] + 1), in[i].slices.front(),
+         out[i].slices.front());
   }
-  line("ALL", in_all, out_all);
+  line("ALL", "", in_all, out_all);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!borrowed[i].empty()) {
+      text += fmt::format(
+          "note: {} runs kernels no model outside its group runs, priced with a sibling's "
+          "constants: {}\n",
+          c.profiles[i].first, fmt::join(borrowed[i], ", "));
+    }
+    if (!kept[i].empty()) {
+      text += fmt::format(
+          "note: {} runs {} kernels no model outside its group runs and no sibling covers: "
+          "their constants are the fit on all models (in sample)\n",
+          c.profiles[i].first, fmt::join(kept[i], ", "));
+    }
+  }
   return text + uncataloged_text(c);
 }
 

@@ -38,8 +38,10 @@ struct CostmodelArgs {
 std::string run_validate(const CostmodelArgs& args);
 std::string run_ablate(const CostmodelArgs& args);
 std::string run_fit(const CostmodelArgs& args);
-// Leave-one-model-out: each model's rows priced with the constants `fit` finds on the other
-// models' files alone, beside the in-sample error of the fit on all of them.
+// Leave-one-group-out: each model's rows priced with the constants `fit` finds on the files of
+// the models that share no projection GEMM shape with it, beside the in-sample error of the fit
+// on all of them. Kernels no training model runs take a sibling's constants (LayerNorm as
+// RMSNorm, GELU as SiLU-and-mul) or are reported as in sample.
 std::string run_crossval(const CostmodelArgs& args);
 std::string run_network(const CostmodelArgs& args);
 std::string run_predict(const CostmodelArgs& args);
