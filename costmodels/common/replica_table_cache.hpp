@@ -21,9 +21,15 @@ class ReplicaTableCache {
   // The entry for `r`, built by `build()` (returning std::unique_ptr<Prepared>) when missing.
   template <class Build>
   const Prepared& get(const ReplicaSpec& r, Build&& build) const {
-    const Key key{
-        r.gpu,         r.model,       r.tp,     r.pp, static_cast<int>(r.weights), r.kv_dtype_bytes,
-        r.cuda_graphs, r.power_cap_w, r.links()};
+    const Key key{r.gpu,
+                  r.model,
+                  r.tp,
+                  r.pp,
+                  static_cast<int>(r.weights),
+                  r.kv_dtype_bytes,
+                  r.cuda_graphs,
+                  r.power_cap_w,
+                  r.topology};  // "" resolves by the GPU, keyed above
     {
       std::shared_lock lock(mutex_);
       auto it = cache_.find(key);
