@@ -148,7 +148,8 @@ BuiltRun build_run(const RunConfig& config) {
             "token budget)",
             spec.model->name, g.tp * g.pp, spec.gpu->name, g.tp, g.pp, plan.weight_bytes / kGiB,
             plan.activation_bytes / kGiB,
-            g.pp > 1 ? fmt::format(" of pipeline stage {}", plan.stage) : std::string(),
+            g.pp > 1 ? fmt::format(" of pipeline stage {} of {}", plan.stage + 1, g.pp)
+                     : std::string(),
             plan.gpu_bytes / kGiB, options.gpu_memory_utilization));
       }
       blocks = plan.num_blocks;

@@ -61,6 +61,7 @@ ReplicaSpec replica(const GpuSpec& gpu, const ModelSpec& model, int tp) {
 void FitReport::merge(const FitReport& later) {
   params = later.params;
   yaml_fitted.insert(yaml_fitted.end(), later.yaml_fitted.begin(), later.yaml_fitted.end());
+  fitted_light.insert(fitted_light.end(), later.fitted_light.begin(), later.fitted_light.end());
   text += later.text;
 }
 

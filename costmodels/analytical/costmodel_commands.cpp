@@ -1,6 +1,8 @@
 #include "costmodels/analytical/costmodel_commands.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +18,7 @@
 #include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/analytical/profile_validation.hpp"
+#include "costmodels/common/layer_shapes.hpp"
 #include "costmodels/registry.hpp"
 #include "sim/catalog.hpp"
 #include "sim/input_error.hpp"
@@ -340,26 +343,29 @@ std::string run_fit(const CostmodelArgs& a) {
 }
 
 namespace {
-// Leave-one-group-out folds: models that share a projection GEMM shape (at any TP degree and
-// token count) are held out together, or the held-out rows would have been fitted as another
-// model's. Each fold is a list of indices into `d`, ascending; folds in order of first member.
+// Leave-one-group-out folds: models that time one projection GEMM (the same M × K × N, as any
+// of q/k/v, o, gate+up or down, at any TP degree) are held out together, or the held-out rows
+// would have been fitted as another model's. Each fold is a list of indices into `d`,
+// ascending; folds in order of first member.
 std::vector<std::vector<std::size_t>> gemm_shape_folds(const FitData& d) {
   const std::size_t n = d.files.size();
   std::vector<std::size_t> group(n);
   for (std::size_t i = 0; i < n; ++i) group[i] = i;
-  std::map<VidurOpShape, std::size_t> owner;  // shape -> first model timing it
+  using Gemm = std::array<long long, 3>;  // M, K, N
+  std::map<Gemm, std::size_t> owner;      // GEMM -> first model timing it
   for (std::size_t i = 0; i < n; ++i) {
     for (const VidurMlpRow& row : d.files[i].second) {
-      for (const VidurOp op : {VidurOp::kAttnPreProj, VidurOp::kAttnPostProj, VidurOp::kMlpUpProj,
-                               VidurOp::kMlpDownProj}) {
+      const LayerShapes s = LayerShapes::make(d.models[i], row.tp);
+      for (std::size_t op = 0; op < kNumProjOps; ++op) {
+        const GemmShape g = s.gemm(static_cast<ProjOp>(op), row.num_tokens);
         const auto [it, fresh] =
-            owner.emplace(vidur_op_shape(d.models[i], row.tp, op, row.num_tokens), i);
+            owner.emplace(Gemm{std::llround(g.m), std::llround(g.k), std::llround(g.n)}, i);
         if (fresh) continue;
         // Merge the two groups (relabel the later one).
         const std::size_t from = std::max(group[i], group[it->second]);
         const std::size_t to = std::min(group[i], group[it->second]);
-        for (std::size_t& g : group) {
-          if (g == from) g = to;
+        for (std::size_t& label : group) {
+          if (label == from) label = to;
         }
       }
     }
@@ -410,14 +416,22 @@ std::string run_crossval(const CostmodelArgs& a) {
         "GEMM shape (found {} model{} in {} group)",
         c.gpu.name, n, n == 1 ? "" : "s", folds.size()));
   }
-  const AnalyticalParams all_fit = fit_home_constants(d.files, d.models, c.gpu, c.params).params;
+  const FitReport all_report = fit_home_constants(d.files, d.models, c.gpu, c.params);
+  const AnalyticalParams& all_fit = all_report.params;
   // Fold f is fitted on every other fold's files. The fits are independent (and each
   // deterministic), so they run in parallel with the same results.
   std::vector<ProfileValidation> in(n);
   std::vector<ProfileValidation> out(n);
   std::vector<std::size_t> fold_of(n);
-  std::vector<std::vector<std::string>> kept(n);      // run by no training model: in sample
-  std::vector<std::vector<std::string>> borrowed(n);  // run by none, priced as their sibling
+  // Light kernels no training model runs: priced as their sibling, else with the fit on all
+  // models (in sample), else (fitted nowhere) with the hardware file's constants.
+  std::vector<std::vector<std::string>> borrowed(n);
+  std::vector<std::vector<std::string>> in_sample(n);
+  std::vector<std::vector<std::string>> from_file(n);
+  auto all_fitted = [&all_report](LightKernel k) {
+    return std::find(all_report.fitted_light.begin(), all_report.fitted_light.end(), k) !=
+           all_report.fitted_light.end();
+  };
   tbb::parallel_for(std::size_t{0}, folds.size(), [&](std::size_t f) {
     FitData rest;
     for (std::size_t j = 0; j < n; ++j) {
@@ -432,8 +446,8 @@ std::string run_crossval(const CostmodelArgs& a) {
     };
     for (const std::size_t i : folds[f]) {
       fold_of[i] = f;
-      // A kernel no training model runs would keep the constants fitted on this model: price
-      // it as its sibling where the training fitted that, else say it stays in sample.
+      // A kernel no training model runs would keep the start constants (on the home GPU fitted
+      // on this model too): price it as its sibling where the training fitted that.
       AnalyticalParams p = held.params;
       for (const LightKernel k :
            light_kernels_of(d.models[i], d.files[i].second.front(), c.gpu, c.params)) {
@@ -443,8 +457,11 @@ std::string run_crossval(const CostmodelArgs& a) {
           p.light[static_cast<std::size_t>(k)] = p.light[static_cast<std::size_t>(*sib)];
           borrowed[i].push_back(
               fmt::format("{} as {}", light_kernel_name(k), light_kernel_name(*sib)));
+        } else if (all_fitted(k)) {
+          p.light[static_cast<std::size_t>(k)] = all_fit.light[static_cast<std::size_t>(k)];
+          in_sample[i].emplace_back(light_kernel_name(k));
         } else {
-          kept[i].emplace_back(light_kernel_name(k));
+          from_file[i].emplace_back(light_kernel_name(k));
         }
       }
       const std::string& id = c.profiles[i].first;
@@ -472,17 +489,18 @@ std::string run_crossval(const CostmodelArgs& a) {
     nlohmann::json j = pair_json(in_all, out_all);
     j["gpu"] = c.gpu.name;
     j["not_in_catalog"] = uncataloged(c);
-    j["folds"] = nlohmann::json::array();
+    j["groups"] = nlohmann::json::array();
     for (const auto& fold : folds) {
       nlohmann::json ids = nlohmann::json::array();
       for (const std::size_t i : fold) ids.push_back(c.profiles[i].first);
-      j["folds"].push_back(ids);
+      j["groups"].push_back(ids);
     }
     for (std::size_t i = 0; i < n; ++i) {
       nlohmann::json m = pair_json(in[i].slices.front(), out[i].slices.front());
-      m["fold"] = fold_of[i];
-      m["kernels_in_sample"] = kept[i];
+      m["group"] = fold_of[i] + 1;
       m["kernels_as_sibling"] = borrowed[i];
+      m["kernels_in_sample"] = in_sample[i];
+      m["kernels_from_hardware_file"] = from_file[i];
       j["models"][c.profiles[i].first] = m;
     }
     return j.dump(2) + "\n";
@@ -517,11 +535,17 @@ std::string run_crossval(const CostmodelArgs& a) {
           "constants: {}\n",
           c.profiles[i].first, fmt::join(borrowed[i], ", "));
     }
-    if (!kept[i].empty()) {
+    if (!in_sample[i].empty()) {
       text += fmt::format(
           "note: {} runs {} kernels no model outside its group runs and no sibling covers: "
-          "their constants are the fit on all models (in sample)\n",
-          c.profiles[i].first, fmt::join(kept[i], ", "));
+          "priced with the fit on all models (in sample)\n",
+          c.profiles[i].first, fmt::join(in_sample[i], ", "));
+    }
+    if (!from_file[i].empty()) {
+      text += fmt::format(
+          "note: {} runs {} kernels no profile here times: priced with the hardware file's "
+          "constants\n",
+          c.profiles[i].first, fmt::join(from_file[i], ", "));
     }
   }
   return text + uncataloged_text(c);

@@ -172,12 +172,15 @@ TEST_CASE("a replica that names no topology is priced with its GPU's own links",
   const ModelSpec model = testing::llama2_7b_like();
   BatchShape b;
   b.prefills.push_back({4096, 0});
-  ReplicaSpec r = testing::replica_of(gpu("h100-pcie"), model, 4);
+  // At TP 2 the pair is one bridge: NVLink, unlike PCIe.
+  ReplicaSpec r = testing::replica_of(gpu("h100-pcie"), model, 2);
   REQUIRE(r.topology.empty());
   CHECK(r.links() == "pairwise_nvlink");
   const StepCost unnamed = cm.step(b, r);
   r.topology = "pairwise_nvlink";
   CHECK(cm.step(b, r).total_ns == unnamed.total_ns);
+  r.topology = "pcie";
+  CHECK(cm.step(b, r).total_ns > unnamed.total_ns);
   r.topology = "nvlink";
   CHECK_THROWS_WITH(cm.step(b, r), Catch::Contains("links only pairs of cards"));
 }
@@ -389,7 +392,8 @@ TEST_CASE(
                                  "meta-llama/Meta-Llama-3-70B"},
                                 {"meta-llama/Llama-2-7b-hf", "meta-llama/Meta-Llama-3-8B"},
                                 {"microsoft/phi-2"}};
-  CHECK(j["folds"] == folds);
+  CHECK(j["groups"] == folds);
+  CHECK(j["models"]["microsoft/phi-2"]["group"] == 3);
   // In sample the fit reproduces the shipped constants, so it scores what validate scores.
   const nlohmann::json v = nlohmann::json::parse(run_validate(a));
   CHECK(j["in_sample"]["block_mape"].get<double>() ==
@@ -401,6 +405,7 @@ TEST_CASE(
   CHECK(j["models"]["microsoft/phi-2"]["kernels_as_sibling"] ==
         nlohmann::json({"layernorm as rmsnorm", "gelu as silu_mul"}));
   CHECK(j["models"]["microsoft/phi-2"]["kernels_in_sample"].empty());
+  CHECK(j["models"]["microsoft/phi-2"]["kernels_from_hardware_file"].empty());
   // The held-out figure of Llama-2-7b is exactly a fit on the models outside its group.
   const std::string held = "meta-llama/Llama-2-7b-hf";
   const GpuSpec& g = gpu("a100");
@@ -441,6 +446,11 @@ TEST_CASE(
   }
   CostmodelArgs moved = a;
   moved.hardware_file = hw.string();
+  // The moved constants are read: validate, which prices with them, scores phi-2 otherwise.
+  const nlohmann::json kept = nlohmann::json::parse(run_validate(a));
+  const nlohmann::json shifted = nlohmann::json::parse(run_validate(moved));
+  CHECK(shifted["models"]["microsoft/phi-2"]["mlp_block"]["mape"].get<double>() >
+        kept["models"]["microsoft/phi-2"]["mlp_block"]["mape"].get<double>() + 1);
   const nlohmann::json k = nlohmann::json::parse(run_crossval(moved));
   CHECK(k["models"]["microsoft/phi-2"]["held_out"]["block_mape"].get<double>() ==
         Approx(j["models"]["microsoft/phi-2"]["held_out"]["block_mape"].get<double>()));

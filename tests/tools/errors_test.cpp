@@ -222,7 +222,7 @@ TEST_CASE("a model that leaves no room for KV says what takes the memory", "[err
                                           "--set", "model=meta-llama/Llama-2-70b-hf"});
   CHECK_THAT(staged,
              Catch::Contains("does not fit on 2 × rtx-4090 (tp 1, pp 2): weights 64.2 GiB") &&
-                 Catch::Contains("per GPU of pipeline stage 1 leave no room"));
+                 Catch::Contains("per GPU of pipeline stage 2 of 2 leave no room"));
 }
 
 TEST_CASE("a KV cache smaller than one max_model_len request is refused as vLLM refuses it",
