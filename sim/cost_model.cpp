@@ -3,9 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "sim/input_error.hpp"
 
 namespace servesim {
+
+std::string CostModel::power_cap_problem(double watts) const {
+  if (watts <= 0 || prices_power_cap()) return "";
+  return fmt::format("the {} cost model does not price power caps", name());
+}
 
 std::string_view cost_component_name(CostComponent c) {
   switch (c) {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "sim/batch_shape.hpp"
@@ -54,6 +55,9 @@ class CostModel {
   // Whether a replica's power cap (ReplicaSpec::power_cap_w) changes its step times; a run that
   // sets a cap under a model that ignores it is refused rather than priced at full power.
   virtual bool prices_power_cap() const { return false; }
+  // Why a replica capped at `watts` cannot be priced by this model ("" when it can: no cap, or
+  // a model that prices caps).
+  std::string power_cap_problem(double watts) const;
 };
 
 // Another cost model with every step time multiplied by `factor` (request overhead unchanged):

@@ -175,14 +175,9 @@ BuiltRun build_run(const RunConfig& config) {
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));
   run.cost_model = make_cost_model(config.cost_model);
-  if (!run.cost_model->prices_power_cap()) {
-    for (const auto& g : config.replicas) {
-      if (g.power_cap_w > 0) {
-        g.node.at("power_cap_w")
-            .fail(fmt::format("the {} cost model does not price power caps (expected cost_model "
-                              "kind analytical, or no cap)",
-                              run.cost_model->name()));
-      }
+  for (const auto& g : config.replicas) {
+    if (const std::string why = run.cost_model->power_cap_problem(g.power_cap_w); !why.empty()) {
+      g.node.at("power_cap_w").fail(why + " (expected cost_model kind analytical, or no cap)");
     }
   }
   run.workload = make_workload(config.workload, derive_seed(config.seed, 0));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,9 @@ struct FitReport {
   std::string text;
   // The light kernels the rows refitted; the others keep the start's constants.
   std::vector<LightKernel> fitted_light;
+  bool refit(LightKernel k) const {
+    return std::find(fitted_light.begin(), fitted_light.end(), k) != fitted_light.end();
+  }
   void merge(const FitReport& later);
 };
 

@@ -428,10 +428,6 @@ std::string run_crossval(const CostmodelArgs& a) {
   std::vector<std::vector<std::string>> borrowed(n);
   std::vector<std::vector<std::string>> in_sample(n);
   std::vector<std::vector<std::string>> from_file(n);
-  auto all_fitted = [&all_report](LightKernel k) {
-    return std::find(all_report.fitted_light.begin(), all_report.fitted_light.end(), k) !=
-           all_report.fitted_light.end();
-  };
   tbb::parallel_for(std::size_t{0}, folds.size(), [&](std::size_t f) {
     FitData rest;
     for (std::size_t j = 0; j < n; ++j) {
@@ -440,10 +436,6 @@ std::string run_crossval(const CostmodelArgs& a) {
       rest.models.push_back(d.models[j]);
     }
     const FitReport held = fit_home_constants(rest.files, rest.models, c.gpu, c.params);
-    auto fitted = [&held](LightKernel k) {
-      return std::find(held.fitted_light.begin(), held.fitted_light.end(), k) !=
-             held.fitted_light.end();
-    };
     for (const std::size_t i : folds[f]) {
       fold_of[i] = f;
       // A kernel no training model runs would keep the start constants (on the home GPU fitted
@@ -451,13 +443,13 @@ std::string run_crossval(const CostmodelArgs& a) {
       AnalyticalParams p = held.params;
       for (const LightKernel k :
            light_kernels_of(d.models[i], d.files[i].second.front(), c.gpu, c.params)) {
-        if (fitted(k)) continue;
+        if (held.refit(k)) continue;
         const auto sib = sibling_kernel(k);
-        if (sib && fitted(*sib)) {
+        if (sib && held.refit(*sib)) {
           p.light[static_cast<std::size_t>(k)] = p.light[static_cast<std::size_t>(*sib)];
           borrowed[i].push_back(
               fmt::format("{} as {}", light_kernel_name(k), light_kernel_name(*sib)));
-        } else if (all_fitted(k)) {
+        } else if (all_report.refit(k)) {
           p.light[static_cast<std::size_t>(k)] = all_fit.light[static_cast<std::size_t>(k)];
           in_sample[i].emplace_back(light_kernel_name(k));
         } else {
@@ -630,11 +622,9 @@ std::string run_predict(const CostmodelArgs& a) {
                     longest, model.name, model.max_position_embeddings));
   }
   const auto cm = make_cost_model(cost_model);
-  if (r.power_cap_w > 0 && !cm->prices_power_cap()) {
-    throw InputError(fmt::format(
-        "--power-cap-w: the {} cost model does not price power caps (expected --cost-model "
-        "kind analytical, or no cap)",
-        cm->name()));
+  if (const std::string why = cm->power_cap_problem(r.power_cap_w); !why.empty()) {
+    throw InputError("--power-cap-w: " + why +
+                     " (expected --cost-model kind analytical, or no cap)");
   }
   const StepCost cost = cm->step(b, r);
   const char* launch = launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens()));
