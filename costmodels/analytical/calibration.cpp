@@ -231,20 +231,26 @@ FitReport fit_home_constants(
     for (GemmRow& r : g) r.cands = gemm_candidates(r.shape, 2, gpu, p, true, true);
     // Coordinate search from fixed starting values (not from `start`, so a refit reproduces
     // the shipped constants): halve the step each round.
-    p.gemm_efficiency = 0.7 / p.clock_fraction;
+    p.gemm_efficiency = std::min(1.0, 0.7 / p.clock_fraction);
     p.gemm_launch_ns = 1000;
     p.wave_ns = 500;
     p.eta_max = mem_eta_max;
     p.x_half = mem_x_half;
     double* knobs[] = {&p.gemm_efficiency, &p.gemm_launch_ns, &p.wave_ns, &p.eta_max, &p.x_half};
     double steps[] = {0.04 / p.clock_fraction, 800, 800, 0.02, 0.02};
+    // Physical bounds, which the hardware-file loader enforces too: a GEMM reaches at most the
+    // datasheet peak, and the memory law's plateau at most the datasheet bandwidth.
+    const double inf = std::numeric_limits<double>::infinity();
+    const double upper[] = {1, inf, inf, 1, inf};
+    p.eta_max = std::min(1.0, p.eta_max);
     double best = mape(p);
     for (int round = 0; round < 6; ++round) {
       for (std::size_t k = 0; k < 5; ++k) {
         for (const double dir : {-1.0, 1.0}) {
           for (;;) {
             const double keep = *knobs[k];
-            *knobs[k] = std::max(0.0, keep + dir * steps[k]);
+            *knobs[k] = std::clamp(keep + dir * steps[k], 0.0, upper[k]);
+            if (*knobs[k] == keep) break;
             const double m = mape(p);
             if (m < best - 1e-9) {
               best = m;
