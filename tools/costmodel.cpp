@@ -47,13 +47,20 @@ int main(int argc, char** argv) {
     sub->add_option("--hardware", args.hardware_file,
                     "hardware YAML to read constants from instead of the catalog's");
   };
+  auto add_engine = [&args](CLI::App* sub) {
+    sub->add_option("--engine", args.engine,
+                    "engine profile of the software stack that timed the profile (name in "
+                    "configs/engines or a YAML file), applied over the hardware file's constants");
+  };
   auto* validate = app.add_subcommand("validate", "per-op and MLP-block MAPE against mlp.csv");
   add_common(validate, {});
+  add_engine(validate);
   validate->add_flag("--per-tp", args.per_tp, "also print the per-op table of every TP degree");
   validate->add_option("--rows", args.rows_file,
                        "write predicted vs measured per profile row and op to this CSV");
   auto* ablate = app.add_subcommand("ablate", "additive ladder: MLP-block MAPE as terms turn on");
   add_common(ablate, {});
+  add_engine(ablate);
   auto* fit = app.add_subcommand("fit", "least-squares fit of the home-profile constants");
   add_common(fit, {.json = false});
   fit->add_option("--network", args.network, "Vidur network profile folder for this GPU");
@@ -62,8 +69,10 @@ int main(int argc, char** argv) {
       "crossval",
       "leave-one-group-out: each model priced by a fit on the models sharing no GEMM shape");
   add_common(crossval, {.model = false});
+  add_engine(crossval);
   auto* network = app.add_subcommand("network", "all-reduce MAPE against all_reduce.csv");
   add_common(network, {.model = false});
+  add_engine(network);
   auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
   add_common(predict, {.profiles = false});
   predict->add_option("--tp", args.tp, "tensor-parallel degree")

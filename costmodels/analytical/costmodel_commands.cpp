@@ -31,7 +31,20 @@ struct Context {
   Catalog catalog{Catalog::default_dirs()};
   GpuSpec gpu;
   AnalyticalParams params;
+  std::shared_ptr<const EngineProfile> engine;  // --engine, applied to params; null when unset
   std::vector<std::pair<std::string, std::string>> profiles;  // model id, path
+
+  // "GPU h100-sxm" or "GPU h100-sxm, engine vidur-profiler" for the text reports' first line.
+  std::string title() const {
+    if (!engine) return "GPU " + gpu.name;
+    return fmt::format("GPU {}, engine {}{}", gpu.name, engine->name,
+                       engine->covers(gpu) ? "" : " (no constants for this GPU)");
+  }
+  // The JSON reports' "gpu" and, with --engine, "engine".
+  void stamp(nlohmann::json& j) const {
+    j["gpu"] = gpu.name;
+    if (engine) j["engine"] = engine->name;
+  }
 };
 
 Context load(const CostmodelArgs& a, bool need_profiles) {
@@ -43,6 +56,10 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
     c.gpu = c.catalog.gpu(a.gpu, where);
   }
   c.params = AnalyticalParams::for_gpu(c.gpu);
+  if (!a.engine.empty()) {
+    c.engine = EngineProfile::load(ConfigNode::parse(a.engine, "--engine"));
+    c.engine->apply(c.gpu, c.params);
+  }
   if (need_profiles) {
     // Only this GPU's rows: DIR/<--gpu>, DIR/<catalog name or alias>, or DIR if it is the GPU's
     // own folder (never every GPU below DIR).
@@ -209,7 +226,7 @@ std::string run_validate(const CostmodelArgs& a) {
   for (const auto& r : results) all.merge(r.slices.front());
   if (a.json) {
     nlohmann::json j = slice_json(all);
-    j["gpu"] = c.gpu.name;
+    c.stamp(j);
     j["model"] = a.model.empty() ? "all" : a.model;
     for (const auto& r : results) {
       nlohmann::json m = slice_json(r.slices.front());
@@ -223,9 +240,9 @@ std::string run_validate(const CostmodelArgs& a) {
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
-      "GPU {} — analytical model vs Vidur mlp.csv (MAPE of median "
+      "{} — analytical model vs Vidur mlp.csv (MAPE of median "
       "times; decode-like = tokens ≤ 128)\n",
-      c.gpu.name);
+      c.title());
   for (const auto& r : results) {
     for (std::size_t i = 1; i < r.slices.size(); ++i) {
       out += fmt::format("{:<44} TP{}  block {:6.2f}%  decode {:6.2f}%  prefill {:6.2f}%\n",
@@ -243,7 +260,7 @@ std::string run_ablate(const CostmodelArgs& a) {
   Context c = load(a, true);
   AnalyticalTerms terms = AnalyticalTerms::all_off();
   nlohmann::json ladder = nlohmann::json::array();
-  std::string out = fmt::format("GPU {} — additive ablation ladder (MLP-block MAPE)\n", c.gpu.name);
+  std::string out = fmt::format("{} — additive ablation ladder (MLP-block MAPE)\n", c.title());
   auto rung = [&](const std::string& label) {
     ErrorStats block, dec, pre;
     for (const auto& r : validate_all(c, c.params, terms)) {
@@ -266,10 +283,9 @@ std::string run_ablate(const CostmodelArgs& a) {
     rung("+ " + std::string(name));
   }
   if (a.json) {
-    return nlohmann::json{
-               {"gpu", c.gpu.name}, {"ladder", ladder}, {"not_in_catalog", uncataloged(c)}}
-               .dump(2) +
-           "\n";
+    nlohmann::json j{{"ladder", ladder}, {"not_in_catalog", uncataloged(c)}};
+    c.stamp(j);
+    return j.dump(2) + "\n";
   }
   return out + uncataloged_text(c);
 }
@@ -279,7 +295,7 @@ std::string run_network(const CostmodelArgs& a) {
   const NetworkValidation v = validate_network(a.profiles, c.gpu, c.params);
   if (a.json) {
     nlohmann::json j;
-    j["gpu"] = c.gpu.name;
+    c.stamp(j);
     for (const auto& s : v.slices) {
       j["slices"].push_back({{"file", s.file},
                              {"topology", s.topology},
@@ -291,9 +307,9 @@ std::string run_network(const CostmodelArgs& a) {
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
-      "GPU {} — ring all-reduce vs Vidur all_reduce.csv "
+      "{} — ring all-reduce vs Vidur all_reduce.csv "
       "(single-node rows)\n",
-      c.gpu.name);
+      c.title());
   for (const auto& s : v.slices) {
     out += fmt::format("  {:<40} {:<16} p={}  MAPE {:6.2f}%  signed {:+7.2f}%  n={}\n", s.file,
                        s.topology, s.workers, s.stats.mape(), s.stats.mspe(), s.stats.n);
@@ -479,7 +495,7 @@ std::string run_crossval(const CostmodelArgs& a) {
   };
   if (a.json) {
     nlohmann::json j = pair_json(in_all, out_all);
-    j["gpu"] = c.gpu.name;
+    c.stamp(j);
     j["not_in_catalog"] = uncataloged(c);
     j["groups"] = nlohmann::json::array();
     for (const auto& fold : folds) {
@@ -498,9 +514,9 @@ std::string run_crossval(const CostmodelArgs& a) {
     return j.dump(2) + "\n";
   }
   std::string text = fmt::format(
-      "GPU {} — leave-one-group-out: each model priced with the constants `costmodel fit` finds "
+      "{} — leave-one-group-out: each model priced with the constants `costmodel fit` finds "
       "on the models outside its group (models sharing a GEMM shape are held out together)\n",
-      c.gpu.name);
+      c.title());
   for (std::size_t f = 0; f < folds.size(); ++f) {
     std::vector<std::string> ids;
     for (const std::size_t i : folds[f]) ids.push_back(c.profiles[i].first);

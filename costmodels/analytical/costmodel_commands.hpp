@@ -11,6 +11,9 @@ struct CostmodelArgs {
   std::string gpu;
   std::string model;
   std::string hardware_file;
+  // validate/ablate/crossval/network: an engine profile (the software stack that produced the
+  // profile: configs/engines/<name>.yaml or a file) applied over the hardware file's constants
+  std::string engine;
   std::string write_file;
   std::string rows_file;  // validate: per-row residual CSV
   std::string cost_model_yaml = "kind: analytical";

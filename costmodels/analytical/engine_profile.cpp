@@ -118,6 +118,11 @@ std::optional<std::string> EngineProfile::find_for_image(const std::string& imag
   return std::nullopt;
 }
 
+bool EngineProfile::covers(const GpuSpec& gpu) const {
+  return all_gpus.has_value() ||
+         std::any_of(gpus.begin(), gpus.end(), [&](const auto& g) { return g.first == gpu.name; });
+}
+
 void EngineProfile::apply(const GpuSpec& gpu, AnalyticalParams& params) const {
   if (all_gpus) params.apply_analytical(*all_gpus);
   for (const auto& [gpu_name, section] : gpus) {

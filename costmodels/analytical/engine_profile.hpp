@@ -68,6 +68,8 @@ struct EngineProfile {
   // claims it.
   static std::optional<std::string> find_for_image(const std::string& image);
 
+  // Whether the profile has constants for this GPU (an all-GPU `analytical:` or its section).
+  bool covers(const GpuSpec& gpu) const;
   // Applies this GPU's section (if any) to `params`.
   void apply(const GpuSpec& gpu, AnalyticalParams& params) const;
 };
