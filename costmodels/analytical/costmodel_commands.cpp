@@ -184,6 +184,17 @@ std::string slice_text(const std::string& label, const ProfileValidation::Slice&
 
 // The profiles' own reproducibility beside the model's error on the same times (ops with no
 // repeated shape are left out; one line saying so when no shape repeats).
+double median_pct(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  double m = *mid;
+  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2;
+  return 100 * m;
+}
+
+constexpr std::array<const char*, 2> kBetweenNames = {"gemm", "light"};
+
 nlohmann::json reproducibility_json(const ProfileReproducibility& r) {
   nlohmann::json j = nlohmann::json::object();
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
@@ -194,7 +205,45 @@ nlohmann::json reproducibility_json(const ProfileReproducibility& r) {
                                                               {"floor_mape", o.floor.mape()},
                                                               {"model_mape", o.model.mape()}};
   }
+  for (std::size_t k = 0; k < r.between.size(); ++k) {
+    const auto& b = r.between[k];
+    nlohmann::json e = nlohmann::json::object();
+    for (const auto& [tps, v] : b.across_tp) {
+      e["across_tp"].push_back({{"lower_tp", tps.first},
+                                {"higher_tp", tps.second},
+                                {"pairs", v.size()},
+                                {"median_pct", median_pct(v)}});
+    }
+    if (!b.equal_tp.empty()) {
+      e["equal_tp"] = {{"pairs", b.equal_tp.size()}, {"median_abs_pct", median_pct(b.equal_tp)}};
+    }
+    j["between_files"][kBetweenNames[k]] = e;
+  }
   return j;
+}
+
+std::string between_text(const ProfileReproducibility& r) {
+  std::string rows;
+  for (std::size_t k = 0; k < r.between.size(); ++k) {
+    const auto& b = r.between[k];
+    if (b.across_tp.empty() && b.equal_tp.empty()) continue;
+    std::vector<std::string> cells;
+    for (const auto& [tps, v] : b.across_tp) {
+      cells.push_back(
+          fmt::format("TP{}→TP{} {:+.2f}% ({})", tps.first, tps.second, median_pct(v), v.size()));
+    }
+    if (!b.equal_tp.empty()) {
+      cells.push_back(
+          fmt::format("equal TP ±{:.2f}% ({})", median_pct(b.equal_tp), b.equal_tp.size()));
+    }
+    rows += fmt::format("    {:<6} {}\n", k == 0 ? "GEMMs" : "light", fmt::join(cells, "  "));
+  }
+  if (rows.empty()) return "";
+  return "between files (rows of more than 128 tokens): one shape timed in two files, the median\n"
+         "of time in the higher-TP file / time in the lower-TP file - 1 (pairs), and between "
+         "files\n"
+         "of equal TP (other models) the median |difference|\n" +
+         rows;
 }
 
 std::string reproducibility_text(const ProfileReproducibility& r) {
@@ -212,7 +261,7 @@ std::string reproducibility_text(const ProfileReproducibility& r) {
          "for its shape (the floor for any model that prices a shape one way), and the model\n" +
          fmt::format("    {:<26} {:>7} {:>7} {:>12} {:>12}\n", "op", "shapes", "times",
                      "floor MAPE", "model MAPE") +
-         rows;
+         rows + between_text(r);
 }
 
 }  // namespace

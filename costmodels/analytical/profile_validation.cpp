@@ -99,8 +99,8 @@ VidurOpShape vidur_op_shape(const ModelSpec& m, int tp, VidurOp op, int tokens) 
       return {op_id, tokens, h, m.layer_norm ? 1 : 0, 0, 0};
     case VidurOp::kAdd:
       return {op_id, tokens, h, 0, 0, 0};
-    case VidurOp::kAttnPreProj:  // with or without a bias in the epilogue
-      return {op_id, tokens, h, q, kv, m.attention_bias ? 1 : 0};
+    case VidurOp::kAttnPreProj:  // one fused GEMM of width q + 2 kv, with or without a bias
+      return {op_id, tokens, h, q + 2 * kv, m.attention_bias ? 1 : 0, 0};
     case VidurOp::kAttnRope:
       return {op_id, tokens, h, q, kv, m.head_dim};
     case VidurOp::kAttnPostProj:
@@ -167,16 +167,34 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
 
 ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidation>& results) {
   std::map<VidurOpShape, std::vector<const ProfileValidation::Residual*>> by_shape;
-  for (const auto& r : results) {
-    for (const auto& e : r.residuals) {
+  std::map<const ProfileValidation::Residual*, std::size_t> file_of;  // index into results
+  for (std::size_t f = 0; f < results.size(); ++f) {
+    for (const auto& e : results[f].residuals) {
       // A time of 0 is no measurement (and no scoring counts it): it would pull the best
       // constant to 0.
-      if (e.measured_ns > 0) by_shape[e.shape].push_back(&e);
+      if (e.measured_ns <= 0) continue;
+      by_shape[e.shape].push_back(&e);
+      file_of[&e] = f;
     }
   }
   ProfileReproducibility out;
   for (const auto& [shape, times] : by_shape) {
     if (times.size() < 2) continue;
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      for (std::size_t j = i + 1; j < times.size(); ++j) {
+        const auto* a = times[i];
+        const auto* b = times[j];
+        if (a->tokens <= 128 || (a->tp == b->tp && file_of[a] == file_of[b])) continue;
+        auto& between = out.between[is_projection_gemm(a->op) ? 0 : 1];
+        if (a->tp == b->tp) {
+          between.equal_tp.push_back(std::abs(a->measured_ns / b->measured_ns - 1));
+        } else {
+          const auto* lo = a->tp < b->tp ? a : b;
+          const auto* hi = a->tp < b->tp ? b : a;
+          between.across_tp[{lo->tp, hi->tp}].push_back(hi->measured_ns / lo->measured_ns - 1);
+        }
+      }
+    }
     ProfileReproducibility::Op& o = out.ops[static_cast<std::size_t>(times.front()->op)];
     ++o.shapes;
     // The constant with the least Σ|c − t|/t over the shape's times: the median of the times

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,15 @@ struct ProfileReproducibility {
     ErrorStats model;  // the model on the same times
   };
   std::array<Op, kNumVidurOps> ops{};
+  // Between files: one shape timed in two files (model × TP), rows of more than 128 tokens (below,
+  // the 1 µs timer decides). Per pair of TP degrees (lower, higher), each pair of times as
+  // time in the higher-degree file / time in the lower-degree file − 1; for files of equal TP
+  // (other models) |time a / time b − 1|. [0] the projection GEMMs, [1] the light ops.
+  struct Between {
+    std::map<std::pair<int, int>, std::vector<double>> across_tp;
+    std::vector<double> equal_tp;
+  };
+  std::array<Between, 2> between{};
 };
 ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidation>& results);
 

@@ -114,8 +114,15 @@ TEST_CASE("an op's shape keeps what decides its work: norms ignore TP and GEMMs 
   // TP 16 are one head a rank, the same KV width as at TP 8.
   ModelSpec gqa = m;
   gqa.num_kv_heads = 8;
-  CHECK(vidur_op_shape(gqa, 16, VidurOp::kAttnPreProj, 512)[4] == gqa.head_dim);
-  CHECK(vidur_op_shape(gqa, 8, VidurOp::kAttnPreProj, 512)[4] == gqa.head_dim);
+  CHECK(vidur_op_shape(gqa, 16, VidurOp::kAttnPreProj, 512)[3] ==
+        gqa.num_heads * gqa.head_dim / 16 + 2 * gqa.head_dim);
+  CHECK(vidur_op_shape(gqa, 8, VidurOp::kAttnPreProj, 512)[3] ==
+        gqa.num_heads * gqa.head_dim / 8 + 2 * gqa.head_dim);
+  // q/k/v is one fused GEMM: its key is its width, however the heads split it. Llama-2-7B at
+  // TP 4 (1024 + 2·1024) and a Llama-3-8B-like model (8 KV heads) at TP 2 (2048 + 2·512) time the
+  // same 512 × 4096 × 3072 GEMM.
+  CHECK(shape(4, VidurOp::kAttnPreProj) == vidur_op_shape(gqa, 2, VidurOp::kAttnPreProj, 512));
+  CHECK(shape(4, VidurOp::kAttnRope) != vidur_op_shape(gqa, 2, VidurOp::kAttnRope, 512));
   // o_proj: K = heads·head_dim / tp, N = hidden.
   const VidurOpShape o = shape(4, VidurOp::kAttnPostProj);
   CHECK(o[2] == m.num_heads * m.head_dim / 4);
@@ -171,4 +178,49 @@ TEST_CASE(
   // A single profile with no repeats has nothing to report.
   const ProfileReproducibility none = profile_reproducibility({results[1], results[2]});
   for (const auto& o : none.ops) CHECK(o.shapes == 0);
+  // Between files only rows above 128 tokens count: none here.
+  for (const auto& b : r.between) {
+    CHECK(b.across_tp.empty());
+    CHECK(b.equal_tp.empty());
+  }
+}
+
+TEST_CASE(
+    "between files the same shape is compared across TP degrees as higher over lower and across "
+    "models of equal TP as a distance",
+    "[costmodels][validation]") {
+  const GpuSpec gpu = testing::a100_like();
+  const AnalyticalParams params = AnalyticalParams::for_gpu(gpu);
+  const ModelSpec model = testing::llama2_7b_like();
+  auto row = [&model](int line, int tp, int tokens, double ms) {
+    return row_of(model, line, tp, tokens, ms);
+  };
+  // Model "a": TP1 2.0 ms, TP4 1.5 ms and a repeat of its TP1 row at 2.2 ms (same file: no pair);
+  // model "b" of equal dimensions: TP1 2.5 ms; every op of a row takes the row's time.
+  const std::vector<ProfileValidation> results = {
+      validate_profile({row(2, 1, 256, 2.0), row(3, 4, 256, 1.5), row(4, 1, 256, 2.2)}, "a", gpu,
+                       &model, params, AnalyticalTerms{}, true),
+      validate_profile({row(2, 1, 256, 2.5)}, "b", gpu, &model, params, AnalyticalTerms{}, true)};
+  const ProfileReproducibility r = profile_reproducibility(results);
+  // Light ops: the norms and the add keep their shape at every TP. For each, the TP4 time 1.5
+  // pairs with the three TP1 times (2.0, 2.2 in "a", 2.5 in "b") as 1.5 / t − 1; the TP1 times of
+  // "a" pair with "b" as |t / 2.5 − 1| but not with each other.
+  const auto& light = r.between[1];
+  REQUIRE(light.across_tp.size() == 1);
+  const auto& [tps, v] = *light.across_tp.begin();
+  CHECK(tps == std::pair<int, int>{1, 4});
+  CHECK(v.size() == 3 * 3);  // input norm, post-attention norm, add
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted.front() == Approx(1.5 / 2.5 - 1));
+  CHECK(sorted.back() == Approx(1.5 / 2.0 - 1));
+  // At equal TP the embedding, RoPE and activation keep their shape too: six light ops.
+  CHECK(light.equal_tp.size() == 2 * 6);
+  for (const double d : light.equal_tp) {
+    CHECK((d == Approx(0.5 / 2.5) || d == Approx(0.3 / 2.5)));
+  }
+  // GEMMs change shape with TP: only the TP1 pairs of "a" and "b" (four projections, two TP1
+  // rows of "a") remain.
+  CHECK(r.between[0].across_tp.empty());
+  CHECK(r.between[0].equal_tp.size() == 4 * 2);
 }
