@@ -79,12 +79,3 @@ TEST_CASE("per-request errors match rows by index and skip rows missing on eithe
   CHECK(e.ttft_p10 == Approx(-8));     // −10 + 0.1 × 20
   CHECK(e.ttft_p90 == Approx(8));
 }
-
-TEST_CASE("quantiles interpolate linearly like numpy and are NaN for no data",
-          "[sim2real][score]") {
-  std::vector<double> v = {4, 1, 3, 2};
-  CHECK(quantile(v, 0.5) == Approx(2.5));
-  CHECK(quantile(v, 0.9) == Approx(3.7));
-  std::vector<double> none;
-  CHECK(std::isnan(quantile(none, 0.5)));
-}

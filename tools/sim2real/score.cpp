@@ -6,17 +6,6 @@
 
 namespace servesim::sim2real {
 
-double quantile(std::vector<double>& values, double q) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  const double h = static_cast<double>(values.size() - 1) * q;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  const std::size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (h - static_cast<double>(lo)) * (values[hi] - values[lo]);
-}
-
-double median(std::vector<double> values) { return quantile(values, 0.5); }
-
 Metrics metrics_of(const std::vector<Latency>& requests, double mean_output_tokens) {
   Metrics m;
   std::vector<double> e2e;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/sample_stats.hpp"
 #include "tools/sim2real/experiments.hpp"
 
 namespace servesim::sim2real {
@@ -14,12 +15,10 @@ struct Latency {
   double ttft_ms = 0;
 };
 
-// The q-quantile (0 ≤ q ≤ 1) by linear interpolation between order statistics (numpy's
-// default, which the measured summaries use: it reproduces experiments.csv from the traces).
-// `values` is sorted in place. NaN for an empty input.
-double quantile(std::vector<double>& values, double q);
-// The median (quantile 0.5); NaN for an empty input.
-double median(std::vector<double> values);
+// Quantiles as numpy's default computes them, which the measured summaries use: servesim::quantile
+// reproduces experiments.csv from the traces.
+using servesim::median;
+using servesim::quantile;
 
 // The seven metrics of a set of requests. ITL follows the measurements' definition:
 // (E2E mean − TTFT mean) / (mean_output_tokens − 1).

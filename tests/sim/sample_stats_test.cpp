@@ -1,0 +1,30 @@
+#include "sim/sample_stats.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+using namespace servesim;
+
+TEST_CASE("quantiles interpolate linearly like numpy and are NaN for no data", "[sim][stats]") {
+  std::vector<double> v = {4, 1, 3, 2};
+  CHECK(quantile(v, 0.5) == Approx(2.5));
+  CHECK(quantile(v, 0.9) == Approx(3.7));
+  CHECK(v == std::vector<double>{1, 2, 3, 4});  // sorted in place
+  std::vector<double> none;
+  CHECK(std::isnan(quantile(none, 0.5)));
+}
+
+TEST_CASE(
+    "the median is the middle value of an odd count and the mean of the two middle ones "
+    "of an even count",
+    "[sim][stats]") {
+  CHECK(median({5, -1, 3}) == 3);
+  CHECK(median({0.4, -0.2, 0.1, 0.3}) == Approx(0.2));
+  CHECK(median({7}) == 7);
+  CHECK(std::isnan(median({})));
+  const std::vector<double> kept = {3, 1, 2};
+  CHECK(median(kept) == 2);
+  CHECK(kept == std::vector<double>{3, 1, 2});  // taken by value: the caller's order stays
+}
