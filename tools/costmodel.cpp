@@ -50,7 +50,14 @@ int main(int argc, char** argv) {
   auto add_engine = [&args](CLI::App* sub) {
     sub->add_option("--engine", args.engine,
                     "engine profile of the software stack that timed the profile (name in "
-                    "configs/engines or a YAML file), applied over the hardware file's constants");
+                    "configs/engines or a YAML file), applied over the hardware file's constants")
+        ->check(CLI::Validator(
+            [](const std::string& v) {
+              return v.find_first_not_of(" \t") == std::string::npos
+                         ? std::string("expected an engine profile name or file, got nothing")
+                         : std::string();
+            },
+            "NAME|FILE"));
   };
   auto* validate = app.add_subcommand("validate", "per-op and MLP-block MAPE against mlp.csv");
   add_common(validate, {});
@@ -63,6 +70,7 @@ int main(int argc, char** argv) {
   add_engine(ablate);
   auto* fit = app.add_subcommand("fit", "least-squares fit of the home-profile constants");
   add_common(fit, {.json = false});
+  add_engine(fit);
   fit->add_option("--network", args.network, "Vidur network profile folder for this GPU");
   fit->add_option("--write", args.write_file, "write the fitted constants into this YAML file");
   auto* crossval = app.add_subcommand(

@@ -1,5 +1,6 @@
 #include "costmodels/analytical/calibration.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -240,8 +241,8 @@ FitReport fit_home_constants(
     double steps[] = {0.04 / p.clock_fraction, 800, 800, 0.02, 0.02};
     // Physical bounds, which the hardware-file loader enforces too: a GEMM reaches at most the
     // datasheet peak, and the memory law's plateau at most the datasheet bandwidth.
-    const double inf = std::numeric_limits<double>::infinity();
-    const double upper[] = {1, inf, inf, 1, inf};
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    const double upper[] = {1, kInf, kInf, 1, kInf};
     p.eta_max = std::min(1.0, p.eta_max);
     double best = mape(p);
     for (int round = 0; round < 6; ++round) {

@@ -22,6 +22,7 @@
 #include "costmodels/registry.hpp"
 #include "sim/catalog.hpp"
 #include "sim/input_error.hpp"
+#include "sim/sample_stats.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -40,10 +41,14 @@ struct Context {
     return fmt::format("GPU {}, engine {}{}", gpu.name, engine->name,
                        engine->covers(gpu) ? "" : " (no constants for this GPU)");
   }
-  // The JSON reports' "gpu" and, with --engine, "engine".
+  // The JSON reports' "gpu" and, with --engine, "engine" and whether it has constants for the
+  // GPU ("engine_applies").
   void stamp(nlohmann::json& j) const {
     j["gpu"] = gpu.name;
-    if (engine) j["engine"] = engine->name;
+    if (engine) {
+      j["engine"] = engine->name;
+      j["engine_applies"] = engine->covers(gpu);
+    }
   }
 };
 
@@ -57,7 +62,16 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
   }
   c.params = AnalyticalParams::for_gpu(c.gpu);
   if (!a.engine.empty()) {
-    c.engine = EngineProfile::load(ConfigNode::parse(a.engine, "--engine"));
+    // An inline map when it looks like one; else a name or path, quoted so that YAML's words
+    // (null, ~, a comment) stay the name they look like.
+    std::string text = a.engine;
+    if (text.find_first_not_of(" \t") == std::string::npos ||
+        text[text.find_first_not_of(" \t")] != '{') {
+      std::string quoted = "'";
+      for (const char ch : text) quoted += ch == '\'' ? std::string("''") : std::string(1, ch);
+      text = quoted + "'";
+    }
+    c.engine = EngineProfile::load(ConfigNode::parse(text, "--engine"));
     c.engine->apply(c.gpu, c.params);
   }
   if (need_profiles) {
@@ -182,19 +196,6 @@ std::string slice_text(const std::string& label, const ProfileValidation::Slice&
   return out;
 }
 
-// The profiles' own reproducibility beside the model's error on the same times (ops with no
-// repeated shape are left out; one line saying so when no shape repeats).
-double median_pct(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  double m = *mid;
-  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2;
-  return 100 * m;
-}
-
-constexpr std::array<const char*, 2> kBetweenNames = {"gemm", "light"};
-
 nlohmann::json reproducibility_json(const ProfileReproducibility& r) {
   nlohmann::json j = nlohmann::json::object();
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
@@ -205,19 +206,27 @@ nlohmann::json reproducibility_json(const ProfileReproducibility& r) {
                                                               {"floor_mape", o.floor.mape()},
                                                               {"model_mape", o.model.mape()}};
   }
+  return j;
+}
+
+// The between-files drift (ProfileReproducibility::between) in percent, kinds without a pair
+// left out.
+nlohmann::json between_json(const ProfileReproducibility& r) {
+  nlohmann::json j = nlohmann::json::object();
   for (std::size_t k = 0; k < r.between.size(); ++k) {
     const auto& b = r.between[k];
+    if (b.empty()) continue;
     nlohmann::json e = nlohmann::json::object();
     for (const auto& [tps, v] : b.across_tp) {
       e["across_tp"].push_back({{"lower_tp", tps.first},
                                 {"higher_tp", tps.second},
                                 {"pairs", v.size()},
-                                {"median_pct", median_pct(v)}});
+                                {"median_pct", 100 * median(v)}});
     }
     if (!b.equal_tp.empty()) {
-      e["equal_tp"] = {{"pairs", b.equal_tp.size()}, {"median_abs_pct", median_pct(b.equal_tp)}};
+      e["equal_tp"] = {{"pairs", b.equal_tp.size()}, {"median_pct", 100 * median(b.equal_tp)}};
     }
-    j["between_files"][kBetweenNames[k]] = e;
+    j[ProfileReproducibility::kKindNames[k]] = e;
   }
   return j;
 }
@@ -226,26 +235,30 @@ std::string between_text(const ProfileReproducibility& r) {
   std::string rows;
   for (std::size_t k = 0; k < r.between.size(); ++k) {
     const auto& b = r.between[k];
-    if (b.across_tp.empty() && b.equal_tp.empty()) continue;
+    if (b.empty()) continue;
     std::vector<std::string> cells;
     for (const auto& [tps, v] : b.across_tp) {
       cells.push_back(
-          fmt::format("TP{}→TP{} {:+.2f}% ({})", tps.first, tps.second, median_pct(v), v.size()));
+          fmt::format("TP{}→TP{} {:+.2f}% ({})", tps.first, tps.second, 100 * median(v), v.size()));
     }
     if (!b.equal_tp.empty()) {
       cells.push_back(
-          fmt::format("equal TP ±{:.2f}% ({})", median_pct(b.equal_tp), b.equal_tp.size()));
+          fmt::format("equal TP {:.2f}% ({})", 100 * median(b.equal_tp), b.equal_tp.size()));
     }
-    rows += fmt::format("    {:<6} {}\n", k == 0 ? "GEMMs" : "light", fmt::join(cells, "  "));
+    rows += fmt::format("    {:<8} {}\n", ProfileReproducibility::kKindNames[k],
+                        fmt::join(cells, "  "));
   }
   if (rows.empty()) return "";
-  return "between files (rows of more than 128 tokens): one shape timed in two files, the median\n"
-         "of time in the higher-TP file / time in the lower-TP file - 1 (pairs), and between "
-         "files\n"
-         "of equal TP (other models) the median |difference|\n" +
+  return fmt::format(
+             "between files (times of at least {:.0f} us): one shape timed in two files (model x "
+             "TP),\nthe median of time in the higher-TP file / time in the lower-TP file - 1 "
+             "(pairs), and\nbetween files of equal TP (other models) of larger / smaller - 1\n",
+             ProfileReproducibility::kBetweenMinNs / 1000) +
          rows;
 }
 
+// The profiles' own reproducibility beside the model's error on the same times (ops with no
+// repeated shape are left out; one line saying so when no shape repeats), then between files.
 std::string reproducibility_text(const ProfileReproducibility& r) {
   std::string rows;
   for (std::size_t i = 0; i < kNumVidurOps; ++i) {
@@ -285,6 +298,7 @@ std::string run_validate(const CostmodelArgs& a) {
       j["models"][r.model] = m;
     }
     j["reproducibility"] = reproducibility_json(repro);
+    j["between_files"] = between_json(repro);
     j["not_in_catalog"] = uncataloged(c);
     return j.dump(2) + "\n";
   }
@@ -394,10 +408,22 @@ ErrorStats gemm_stats(const ProfileValidation::Slice& s) {
 }  // namespace
 
 std::string run_fit(const CostmodelArgs& a) {
+  if (!a.engine.empty() && !a.write_file.empty()) {
+    // The engine's constants (a tile ladder, say) would be written as the GPU's own.
+    throw InputError(
+        "--write with --engine: a hardware file holds the GPU's constants, not a software "
+        "stack's; fit without --engine to write one");
+  }
   Context c = load(a, true);
   const FitData d = read_fit_data(c);
   FitReport report = fit_home_constants(d.files, d.models, c.gpu, c.params);
   if (!a.network.empty()) report.merge(fit_network_constants(a.network, c.gpu, report.params));
+  if (c.engine) {
+    report.text = c.title() +
+                  ": the fit refits its constants from its own start; the engine's "
+                  "others (a tile ladder, say) hold\n" +
+                  report.text;
+  }
   if (!a.write_file.empty()) {
     // A new FILE starts as the hardware file's own text, comments and layout included.
     std::ostringstream text;

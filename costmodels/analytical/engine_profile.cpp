@@ -52,7 +52,10 @@ void EngineProfile::default_graph_launch(const EngineProfile* engine, bool mode_
 
 std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) {
   if (ref.is_map()) return std::make_shared<const EngineProfile>(parse(ref));
-  const std::string s = ref.as_string();
+  const std::string s = ref.is_scalar() ? ref.as_string() : "";
+  if (s.find_first_not_of(" \t") == std::string::npos) {
+    ref.fail("expected an engine profile: a name in configs/engines, a YAML file path or a map");
+  }
   // A relative file path is taken from the config's folder, like every input path of a config
   // (else from the working directory, where a command-line path is meant).
   fs::path file(s);
@@ -118,17 +121,18 @@ std::optional<std::string> EngineProfile::find_for_image(const std::string& imag
   return std::nullopt;
 }
 
-bool EngineProfile::covers(const GpuSpec& gpu) const {
-  return all_gpus.has_value() ||
-         std::any_of(gpus.begin(), gpus.end(), [&](const auto& g) { return g.first == gpu.name; });
+const ConfigNode* EngineProfile::section_for(const GpuSpec& gpu) const {
+  for (const auto& [gpu_name, section] : gpus) {
+    if (gpu_name == gpu.name) return &section;
+  }
+  return nullptr;
 }
 
 void EngineProfile::apply(const GpuSpec& gpu, AnalyticalParams& params) const {
   if (all_gpus) params.apply_analytical(*all_gpus);
-  for (const auto& [gpu_name, section] : gpus) {
-    if (gpu_name != gpu.name) continue;
-    if (auto a = section.find("analytical")) params.apply_analytical(*a);
-    if (auto h = section.find("host")) params.apply_host(*h);
+  if (const ConfigNode* section = section_for(gpu)) {
+    if (auto a = section->find("analytical")) params.apply_analytical(*a);
+    if (auto h = section->find("host")) params.apply_host(*h);
   }
 }
 

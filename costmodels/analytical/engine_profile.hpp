@@ -68,8 +68,10 @@ struct EngineProfile {
   // claims it.
   static std::optional<std::string> find_for_image(const std::string& image);
 
+  // This GPU's section; null when the profile does not list the GPU.
+  const ConfigNode* section_for(const GpuSpec& gpu) const;
   // Whether the profile has constants for this GPU (an all-GPU `analytical:` or its section).
-  bool covers(const GpuSpec& gpu) const;
+  bool covers(const GpuSpec& gpu) const { return all_gpus.has_value() || section_for(gpu); }
   // Applies this GPU's section (if any) to `params`.
   void apply(const GpuSpec& gpu, AnalyticalParams& params) const;
 };

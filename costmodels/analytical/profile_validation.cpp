@@ -180,14 +180,26 @@ ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidati
   ProfileReproducibility out;
   for (const auto& [shape, times] : by_shape) {
     if (times.size() < 2) continue;
-    for (std::size_t i = 0; i < times.size(); ++i) {
+    const VidurOp op = times.front()->op;
+    const bool gemm = is_projection_gemm(op);
+    const bool norm_add = op == VidurOp::kInputLayernorm ||
+                          op == VidurOp::kPostAttentionLayernorm || op == VidurOp::kAdd;
+    for (std::size_t i = 0; (gemm || norm_add) && i < times.size(); ++i) {
       for (std::size_t j = i + 1; j < times.size(); ++j) {
         const auto* a = times[i];
         const auto* b = times[j];
-        if (a->tokens <= 128 || (a->tp == b->tp && file_of[a] == file_of[b])) continue;
-        auto& between = out.between[is_projection_gemm(a->op) ? 0 : 1];
+        // One "file" here is one model's TP degree (an mlp.csv holds every degree of a model).
+        const bool same_file = a->tp == b->tp && file_of[a] == file_of[b];
+        if (same_file ||
+            std::min(a->measured_ns, b->measured_ns) < ProfileReproducibility::kBetweenMinNs) {
+          continue;
+        }
+        auto& between = out.between[static_cast<std::size_t>(
+            gemm ? ProfileReproducibility::Kind::kGemm : ProfileReproducibility::Kind::kNormAdd)];
         if (a->tp == b->tp) {
-          between.equal_tp.push_back(std::abs(a->measured_ns / b->measured_ns - 1));
+          between.equal_tp.push_back(std::max(a->measured_ns, b->measured_ns) /
+                                         std::min(a->measured_ns, b->measured_ns) -
+                                     1);
         } else {
           const auto* lo = a->tp < b->tp ? a : b;
           const auto* hi = a->tp < b->tp ? b : a;

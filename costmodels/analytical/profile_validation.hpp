@@ -90,15 +90,21 @@ struct ProfileReproducibility {
     ErrorStats model;  // the model on the same times
   };
   std::array<Op, kNumVidurOps> ops{};
-  // Between files: one shape timed in two files (model × TP), rows of more than 128 tokens (below,
-  // the 1 µs timer decides). Per pair of TP degrees (lower, higher), each pair of times as
-  // time in the higher-degree file / time in the lower-degree file − 1; for files of equal TP
-  // (other models) |time a / time b − 1|. [0] the projection GEMMs, [1] the light ops.
+  // Between files: one shape timed in two files (model × TP), both times at least
+  // kBetweenMinNs (the profiles tick in 1 µs: below it a tick is over 5%). Per pair of TP
+  // degrees (lower, higher), each pair of times as time in the higher-degree file / time in the
+  // lower-degree file − 1; for files of equal TP (other models) the larger over the smaller − 1.
+  // Kinds: the projection GEMMs, and the norms and residual adds (the shapes every TP file of a
+  // model shares).
+  static constexpr double kBetweenMinNs = 20000;
+  enum class Kind { kGemm, kNormAdd };
+  static constexpr std::array<const char*, 2> kKindNames = {"gemm", "norm_add"};
   struct Between {
     std::map<std::pair<int, int>, std::vector<double>> across_tp;
     std::vector<double> equal_tp;
+    bool empty() const { return across_tp.empty() && equal_tp.empty(); }
   };
-  std::array<Between, 2> between{};
+  std::array<Between, 2> between{};  // by Kind
 };
 ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidation>& results);
 

@@ -290,6 +290,7 @@ TEST_CASE(
   a.engine = "vidur-profiler";
   const nlohmann::json stack = nlohmann::json::parse(run_validate(a));
   CHECK(stack["engine"] == "vidur-profiler");
+  CHECK(stack["engine_applies"] == true);
   CHECK_FALSE(plain.contains("engine"));
   // Measured at commit time: 6.43% with the hardware file's ladder, 5.13% with the profiler's.
   CHECK(plain["mlp_block"]["mape"].get<double>() > 6.0);
@@ -315,7 +316,9 @@ TEST_CASE(
   const std::string with = run_validate(a);
   a.engine.clear();
   nlohmann::json a100_with = nlohmann::json::parse(with);
+  CHECK(a100_with["engine_applies"] == false);
   a100_with.erase("engine");
+  a100_with.erase("engine_applies");
   CHECK(a100_with == nlohmann::json::parse(run_validate(a)));
   a.engine = "vidur-profiler";
   a.json = false;
@@ -323,6 +326,20 @@ TEST_CASE(
              Catch::StartsWith("GPU a100-80gb, engine vidur-profiler (no constants for this GPU)"));
   a.engine = "no-such-stack";
   CHECK_THROWS_WITH(run_validate(a), Catch::Contains("unknown engine profile 'no-such-stack'"));
+  a.engine = "null";  // a name, not YAML's null
+  CHECK_THROWS_WITH(run_validate(a), Catch::Contains("unknown engine profile 'null'"));
+  a.engine = "  ";
+  CHECK_THROWS_WITH(run_validate(a), Catch::Contains("expected an engine profile"));
+  // An inline profile that sets nothing is a profile (sim2real's tests use one) that applies to
+  // no GPU, and the JSON says so.
+  a.engine = "{name: plain}";
+  a.json = true;
+  CHECK(nlohmann::json::parse(run_validate(a))["engine_applies"] == false);
+  // A fit under an engine may run, but not write the engine's constants as the GPU's own.
+  a.engine = "vidur-profiler";
+  a.write_file = "unused.yaml";
+  CHECK_THROWS_WITH(run_fit(a), Catch::Contains("--write with --engine"));
+  CHECK_FALSE(fs::exists("unused.yaml"));
 }
 
 TEST_CASE("costmodel fit keeps the GEMM efficiency and the memory plateau within the datasheet",
@@ -338,9 +355,15 @@ TEST_CASE("costmodel fit keeps the GEMM efficiency and the memory plateau within
   start.tiles = {{256, 128}, {128, 256}, {128, 128}, {128, 64}};
   const HomeProfiles home = a100_profiles();
   const FitReport fit = fit_home_constants(home.files, home.models, g, start);
-  CHECK(fit.params.eta_max <= 1.0);
-  CHECK(fit.params.eta_max > 0.95);  // the bound binds here
+  CHECK(fit.params.eta_max == Approx(1.0));  // the bound binds
   CHECK(fit.params.gemm_efficiency <= 1.0);
+  // At half the clock the A100 rows want an efficiency of about 1.5 (0.75 at full clock): the
+  // bound holds it at 1.
+  start = AnalyticalParams::for_gpu(g);
+  start.clock_fraction = 0.5;
+  const FitReport slow = fit_home_constants(home.files, home.models, g, start);
+  CHECK(slow.params.gemm_efficiency == Approx(1.0));
+  CHECK(slow.params.eta_max <= 1.0);
 }
 
 TEST_CASE("costmodel validate scores a GPU with no profile folder as an error, not on every GPU",
@@ -359,8 +382,8 @@ TEST_CASE("costmodel validate scores a GPU with no profile folder as an error, n
 }
 
 TEST_CASE(
-    "the A100 profiles repeat their GEMM shapes across models to about 1%, the floor below "
-    "which no model can be judged",
+    "the A100 profiles repeat their GEMM shapes across models to 1-1.5% and run identical work "
+    "faster in files of higher TP",
     "[costmodels][accuracy]") {
   if (!fs::is_directory(kCompute)) {
     WARN("skipped: " << kCompute << " is absent");
@@ -373,30 +396,32 @@ TEST_CASE(
     INFO(op);
     CHECK(r[op]["shapes"].get<int>() > 1000);
     CHECK(r[op]["floor_mape"].get<double>() > 0.3);
-    CHECK(r[op]["floor_mape"].get<double>() < 1.5);
+    // q/k/v 1.45%: its Llama-2-7b / Llama-3-8B pairs cross TP files (below); the rest ≤ 0.94%.
+    CHECK(r[op]["floor_mape"].get<double>() < 2.0);
     CHECK(r[op]["model_mape"].get<double>() > r[op]["floor_mape"].get<double>());
     CHECK(r[op]["model_mape"].get<double>() > 0);
   }
   // Same-shaped GEMMs time alike; a key that mixed shapes would scatter far more than 1.5%.
   // q/k/v is keyed by its fused width, so Llama-2-7b at TP 2/4/8 joins Llama-3-8B at TP 1/2/4.
   CHECK(r["attn_pre_proj"]["n"].get<int>() == 4758);
-  // Between files: those cross-TP q/k/v pairs run faster in the file of the higher TP degree
-  // (measured -7.3 / -5.0 / -0.8%), and the norms and adds 1–9% faster (TP1 -> TP8 -9.1%), while
-  // files of equal TP agree to 1.6% (GEMMs) and 0.7% (light ops): a harness effect per file.
-  const nlohmann::json& b = r["between_files"];
+  // Between files (times >= 20 us): those cross-TP q/k/v pairs run faster in the file of the
+  // higher TP degree (measured -6.9 / -4.6 / -0.7%), and the norms and adds 2.0% (TP1 -> TP2) to
+  // 7.2% (TP1 -> TP8) faster, while files of equal TP differ by 1.6% (GEMMs) and 1.2% (norms and
+  // adds): a harness effect per file.
+  const nlohmann::json b = nlohmann::json::parse(run_validate(a100_json()))["between_files"];
   for (const auto& e : b["gemm"]["across_tp"]) {
     INFO("GEMMs TP" << e["lower_tp"] << " -> TP" << e["higher_tp"]);
     CHECK(e["median_pct"].get<double>() < 0);
   }
   CHECK(b["gemm"]["across_tp"].size() == 3);
-  CHECK(b["gemm"]["equal_tp"]["median_abs_pct"].get<double>() < 2.0);
-  CHECK(b["light"]["across_tp"].size() == 6);
-  double tp1_tp8 = 0;
-  for (const auto& e : b["light"]["across_tp"]) {
-    if (e["lower_tp"] == 1 && e["higher_tp"] == 8) tp1_tp8 = e["median_pct"].get<double>();
+  CHECK(b["gemm"]["equal_tp"]["median_pct"].get<double>() < 2.0);
+  CHECK(b["norm_add"]["across_tp"].size() == 6);
+  for (const auto& e : b["norm_add"]["across_tp"]) {
+    INFO("norms and adds TP" << e["lower_tp"] << " -> TP" << e["higher_tp"]);
+    CHECK(e["median_pct"].get<double>() < -1.0);
+    if (e["lower_tp"] == 1 && e["higher_tp"] == 8) CHECK(e["median_pct"].get<double>() < -5.0);
   }
-  CHECK(tp1_tp8 < -5.0);
-  CHECK(b["light"]["equal_tp"]["median_abs_pct"].get<double>() < 1.0);
+  CHECK(b["norm_add"]["equal_tp"]["median_pct"].get<double>() < 1.5);
 }
 
 TEST_CASE("costmodel predict prices the replica's links and power cap as simulate does",
