@@ -54,6 +54,14 @@ HomeProfiles a100_profiles() {
   return h;
 }
 
+// Whether ../shared's Vidur profiles are missing (the test then passes with a warning, as
+// DATA.md asks of tests that need them).
+bool profiles_absent() {
+  if (fs::is_directory(kCompute)) return false;
+  WARN("skipped: " << kCompute << " is absent");
+  return true;
+}
+
 // `costmodel <command> --profiles <shared compute folder> --gpu a100 --json`.
 CostmodelArgs a100_json() {
   CostmodelArgs a;
@@ -69,10 +77,7 @@ TEST_CASE(
     "the analytical model keeps Llama-2-7B MLP-block error within its targets on A100 "
     "and H100",
     "[costmodels][accuracy]") {
-  if (!fs::is_directory(kCompute)) {
-    WARN("skipped: " << kCompute << " is absent");
-    return;
-  }
+  if (profiles_absent()) return;
   // A100 is the home profile (constants fitted there); H100 is the transfer test (nothing
   // fitted on it). Thresholds are the measured values at commit time plus a small margin.
   const ProfileValidation a = validate("a100", "a100", "meta-llama/Llama-2-7b-hf");
@@ -94,10 +99,7 @@ TEST_CASE(
 
 TEST_CASE("costmodel fit on the A100 profile reproduces the shipped A100 constants",
           "[costmodels][accuracy]") {
-  if (!fs::is_directory(kCompute)) {
-    WARN("skipped: " << kCompute << " is absent");
-    return;
-  }
+  if (profiles_absent()) return;
   const GpuSpec& g = gpu("a100");
   const AnalyticalParams shipped = AnalyticalParams::for_gpu(g);
   const HomeProfiles home = a100_profiles();
@@ -278,10 +280,7 @@ TEST_CASE(
     "priced with the Vidur profiler's library setting every H100 model and TP degree meets the "
     "issue's targets and the A100 is untouched",
     "[costmodels][accuracy]") {
-  if (!fs::is_directory(kCompute)) {
-    WARN("skipped: " << kCompute << " is absent");
-    return;
-  }
+  if (profiles_absent()) return;
   CostmodelArgs a;
   a.profiles = kCompute;
   a.gpu = "h100";
@@ -344,10 +343,7 @@ TEST_CASE(
 
 TEST_CASE("costmodel fit keeps the GEMM efficiency and the memory plateau within the datasheet",
           "[costmodels][accuracy]") {
-  if (!fs::is_directory(kCompute)) {
-    WARN("skipped: " << kCompute << " is absent");
-    return;
-  }
+  if (profiles_absent()) return;
   // Without its 64-row tiles the A100 ladder pads small-M GEMMs, and the unbounded search
   // pushed the plateau bandwidth to 1.06 of the datasheet, a file the loader then refused.
   const GpuSpec& g = gpu("a100");
@@ -368,10 +364,7 @@ TEST_CASE("costmodel fit keeps the GEMM efficiency and the memory plateau within
 
 TEST_CASE("costmodel validate scores a GPU with no profile folder as an error, not on every GPU",
           "[costmodels][accuracy]") {
-  if (!fs::is_directory(kCompute)) {
-    WARN("skipped: " << kCompute << " is absent");
-    return;
-  }
+  if (profiles_absent()) return;
   CostmodelArgs a;
   a.profiles = kCompute;
   a.gpu = "l40s";
@@ -385,10 +378,7 @@ TEST_CASE(
     "the A100 profiles repeat their GEMM shapes across models to 1-1.5% and run identical work "
     "faster in files of higher TP",
     "[costmodels][accuracy]") {
-  if (!fs::is_directory(kCompute)) {
-    WARN("skipped: " << kCompute << " is absent");
-    return;
-  }
+  if (profiles_absent()) return;
   const nlohmann::json r = nlohmann::json::parse(run_validate(a100_json()))["reproducibility"];
   // Llama-2-70B, Llama-3-70B and CodeLlama-34B share hidden 8192 and 8 KV heads: their q/k/v
   // and o projections are the same GEMMs in three files (the MLPs only in the two 70Bs).
@@ -491,10 +481,7 @@ TEST_CASE(
     "costmodel crossval prices each group of A100 models with constants fitted on the others "
     "and stays within the A100 target",
     "[costmodels][accuracy]") {
-  if (!fs::is_directory(kCompute)) {
-    WARN("skipped: " << kCompute << " is absent");
-    return;
-  }
+  if (profiles_absent()) return;
   CostmodelArgs a = a100_json();
   const nlohmann::json j = nlohmann::json::parse(run_crossval(a));
   REQUIRE(j["models"].size() == 6);
@@ -579,10 +566,7 @@ TEST_CASE(
 
 TEST_CASE("costmodel validate names the profiled models it had to price without a catalog file",
           "[costmodels][accuracy]") {
-  if (!fs::is_directory(kCompute)) {
-    WARN("skipped: " << kCompute << " is absent");
-    return;
-  }
+  if (profiles_absent()) return;
   // phi-2's profile under a name the catalog does not know: its LayerNorm and parallel block
   // are unknown, so the run says what it assumed.
   const fs::path dir = fs::temp_directory_path() / "servesim_uncataloged" / "a100";
