@@ -45,34 +45,34 @@ int main(int argc, char** argv) {
     }
     if (with.json) sub->add_flag("--json", args.json, "machine-readable output");
     sub->add_option("--hardware", args.hardware_file,
-                    "hardware YAML to read constants from instead of the catalog's");
+                    "hardware YAML to read constants from instead of the catalog's")
+        ->check(servesim::nonblank("FILE"));
   };
   auto add_engine = [&args](CLI::App* sub) {
     sub->add_option("--engine", args.engine,
-                    "engine profile of the software stack that timed the profile (name in "
-                    "configs/engines or a YAML file), applied over the hardware file's constants")
-        ->check(CLI::Validator(
-            [](const std::string& v) {
-              return v.find_first_not_of(" \t") == std::string::npos
-                         ? std::string("expected an engine profile name or file, got nothing")
-                         : std::string();
-            },
-            "NAME|FILE"));
+                    "engine profile of the software stack that timed the profile (a name in "
+                    "configs/engines, a YAML file or an inline {map}), applied over the hardware "
+                    "file's constants")
+        ->check(servesim::nonblank("NAME|FILE|{MAP}"));
   };
   auto* validate = app.add_subcommand("validate", "per-op and MLP-block MAPE against mlp.csv");
   add_common(validate, {});
   add_engine(validate);
   validate->add_flag("--per-tp", args.per_tp, "also print the per-op table of every TP degree");
-  validate->add_option("--rows", args.rows_file,
-                       "write predicted vs measured per profile row and op to this CSV");
+  validate
+      ->add_option("--rows", args.rows_file,
+                   "write predicted vs measured per profile row and op to this CSV")
+      ->check(servesim::nonblank("FILE"));
   auto* ablate = app.add_subcommand("ablate", "additive ladder: MLP-block MAPE as terms turn on");
   add_common(ablate, {});
   add_engine(ablate);
   auto* fit = app.add_subcommand("fit", "least-squares fit of the home-profile constants");
   add_common(fit, {.json = false});
   add_engine(fit);
-  fit->add_option("--network", args.network, "Vidur network profile folder for this GPU");
-  fit->add_option("--write", args.write_file, "write the fitted constants into this YAML file");
+  fit->add_option("--network", args.network, "Vidur network profile folder for this GPU")
+      ->check(servesim::nonblank("DIR"));
+  fit->add_option("--write", args.write_file, "write the fitted constants into this YAML file")
+      ->check(servesim::nonblank("FILE"));
   auto* crossval = app.add_subcommand(
       "crossval",
       "leave-one-group-out: each model priced by a fit on the models sharing no GEMM shape");

@@ -400,6 +400,15 @@ CLI::Validator number_in(double lo, double hi) {
       range);
 }
 
+CLI::Validator nonblank(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        if (text.find_first_not_of(" \t") != std::string::npos) return "";
+        return "expected " + what + ", got nothing";
+      },
+      what);
+}
+
 int tool_main(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
   try {
     app.parse(argc, argv);

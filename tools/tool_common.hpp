@@ -61,6 +61,9 @@ CLI::Validator whole_number_in(std::uint64_t lo, std::uint64_t hi);
 // A CLI11 check for a real-valued option: a finite number within [lo, hi]. CLI::Range lets nan
 // through (every comparison with it is false).
 CLI::Validator number_in(double lo, double hi);
+// A CLI11 check for a path or name option: something other than blanks (an empty value would
+// otherwise read as the option left out).
+CLI::Validator nonblank(const std::string& what);
 
 // A tool's main: parses the command line (--help exits 0, a usage error exits 2 with CLI11's
 // message), then runs `body` under guarded_main.

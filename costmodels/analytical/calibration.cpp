@@ -97,7 +97,7 @@ FitReport fit_home_constants(
       }
     }
   }
-  rep.text += fmt::format("Fitted on {} (home profile), {} files\n", gpu.name, data.size());
+  rep.text += fmt::format("Fitted on {}'s profile, {} files\n", gpu.name, data.size());
   const double slots = row_slots(gpu, start);
   for (const auto& [k, x] : lx) {
     if (x.size() < 4) continue;
@@ -123,14 +123,18 @@ FitReport fit_home_constants(
     };
     double best = mape(l);
     std::array<double, 3> step = {800, 0.1, 0.2};
+    // A kernel streams at most the datasheet bandwidth (the loader refuses a fraction above 1).
+    constexpr double kInf = std::numeric_limits<double>::infinity();
     const std::array<double, 3> lowest = {0.0, 0.01, 0.0};
+    const std::array<double, 3> highest = {kInf, 1.0, kInf};
     for (int round = 0; round < 10; ++round) {
       for (int knob = 0; knob < (per_row ? 3 : 2); ++knob) {
         double& v = knob == 0 ? l.floor_ns : knob == 1 ? l.bw_fraction : l.row_elem_ns;
         for (const double dir : {-1.0, 1.0}) {
           for (;;) {
             const double keep = v;
-            v = std::max(lowest[knob], keep + dir * step[knob]);
+            v = std::clamp(keep + dir * step[knob], lowest[knob], highest[knob]);
+            if (v == keep) break;
             const double m = mape(l);
             if (m < best - 1e-9) {
               best = m;
@@ -513,10 +517,19 @@ void write_fitted_section(const std::string& path, const FitReport& report,
   }
   std::vector<std::string> fitted = report.yaml_fitted;
   fitted.insert(fitted.end(), kept.begin(), kept.end());
+  const std::string section = analytical_section_yaml(report.params, fitted);
+  // The section must read back as the loader reads a hardware file, or the file is not written.
+  try {
+    AnalyticalParams check;
+    check.apply_analytical(ConfigNode::parse(section, path).at("analytical"), true);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--write: the fitted constants would not load (") + e.what() +
+                     "); nothing written");
+  }
   std::ofstream o(path);
   if (!o) throw InputError("--write: cannot write '" + path + "'");
   for (const std::string& l : out) o << l << "\n";
-  o << analytical_section_yaml(report.params, fitted);
+  o << section;
 }
 
 }  // namespace servesim

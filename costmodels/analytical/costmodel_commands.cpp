@@ -41,14 +41,12 @@ struct Context {
     return fmt::format("GPU {}, engine {}{}", gpu.name, engine->name,
                        engine->covers(gpu) ? "" : " (no constants for this GPU)");
   }
-  // The JSON reports' "gpu" and, with --engine, "engine" and whether it has constants for the
-  // GPU ("engine_applies").
+  // The JSON reports' "gpu", "engine" and whether it has constants for the GPU
+  // ("engine_applies"); both null without --engine.
   void stamp(nlohmann::json& j) const {
     j["gpu"] = gpu.name;
-    if (engine) {
-      j["engine"] = engine->name;
-      j["engine_applies"] = engine->covers(gpu);
-    }
+    j["engine"] = engine ? nlohmann::json(engine->name) : nlohmann::json(nullptr);
+    j["engine_applies"] = engine ? nlohmann::json(engine->covers(gpu)) : nlohmann::json(nullptr);
   }
 };
 
@@ -57,6 +55,15 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
   const ConfigNode where = ConfigNode::flag("--gpu");
   if (!a.hardware_file.empty()) {
     c.gpu = Catalog::load_gpu(ConfigNode::load_file(a.hardware_file));
+    // Another GPU's constants would price these rows (and fit --write would file them under it).
+    const std::vector<std::string> names = c.gpu.names();
+    if (std::none_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return lowercase(n) == lowercase(a.gpu); })) {
+      throw InputError(
+          fmt::format("--hardware: {} describes {}, not --gpu {} (expected a file "
+                      "whose name or aliases include it)",
+                      a.hardware_file, c.gpu.name, a.gpu));
+    }
   } else {
     c.gpu = c.catalog.gpu(a.gpu, where);
   }
@@ -209,23 +216,22 @@ nlohmann::json reproducibility_json(const ProfileReproducibility& r) {
   return j;
 }
 
-// The between-files drift (ProfileReproducibility::between) in percent, kinds without a pair
-// left out.
+// The between-files drift (ProfileReproducibility::between) in percent: every kind, with no
+// pair an empty across_tp and an equal_tp of 0 pairs and a null median.
 nlohmann::json between_json(const ProfileReproducibility& r) {
   nlohmann::json j = nlohmann::json::object();
   for (std::size_t k = 0; k < r.between.size(); ++k) {
     const auto& b = r.between[k];
-    if (b.empty()) continue;
-    nlohmann::json e = nlohmann::json::object();
+    nlohmann::json e = {{"across_tp", nlohmann::json::array()}};
     for (const auto& [tps, v] : b.across_tp) {
       e["across_tp"].push_back({{"lower_tp", tps.first},
                                 {"higher_tp", tps.second},
                                 {"pairs", v.size()},
                                 {"median_pct", 100 * median(v)}});
     }
-    if (!b.equal_tp.empty()) {
-      e["equal_tp"] = {{"pairs", b.equal_tp.size()}, {"median_pct", 100 * median(b.equal_tp)}};
-    }
+    e["equal_tp"] = {{"pairs", b.equal_tp.size()},
+                     {"median_pct", b.equal_tp.empty() ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(100 * median(b.equal_tp))}};
     j[ProfileReproducibility::kKindNames[k]] = e;
   }
   return j;
@@ -248,7 +254,7 @@ std::string between_text(const ProfileReproducibility& r) {
     rows += fmt::format("    {:<8} {}\n", ProfileReproducibility::kKindNames[k],
                         fmt::join(cells, "  "));
   }
-  if (rows.empty()) return "";
+  if (rows.empty()) return "between files: no shape was timed in two files\n";
   return fmt::format(
              "between files (times of at least {:.0f} us): one shape timed in two files (model x "
              "TP),\nthe median of time in the higher-TP file / time in the lower-TP file - 1 "
@@ -369,10 +375,11 @@ std::string run_network(const CostmodelArgs& a) {
     }
     return j.dump(2) + "\n";
   }
-  std::string out = fmt::format(
-      "{} — ring all-reduce vs Vidur all_reduce.csv "
-      "(single-node rows)\n",
-      c.title());
+  std::string out =
+      fmt::format("{} — {} all-reduce vs Vidur all_reduce.csv (single-node rows)\n", c.title(),
+                  c.params.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom
+                      ? "vLLM custom (NCCL ring above its size limit)"
+                      : "NCCL ring");
   for (const auto& s : v.slices) {
     out += fmt::format("  {:<40} {:<16} p={}  MAPE {:6.2f}%  signed {:+7.2f}%  n={}\n", s.file,
                        s.topology, s.workers, s.stats.mape(), s.stats.mspe(), s.stats.n);
@@ -415,13 +422,22 @@ std::string run_fit(const CostmodelArgs& a) {
         "stack's; fit without --engine to write one");
   }
   Context c = load(a, true);
+  if (!a.write_file.empty() && fs::exists(a.write_file)) {
+    const GpuSpec target = Catalog::load_gpu(ConfigNode::load_file(a.write_file));
+    if (target.name != c.gpu.name) {
+      throw InputError(fmt::format(
+          "--write: {} is {}'s hardware file, not {}'s (expected a new file or this GPU's)",
+          a.write_file, target.name, c.gpu.name));
+    }
+  }
   const FitData d = read_fit_data(c);
   FitReport report = fit_home_constants(d.files, d.models, c.gpu, c.params);
   if (!a.network.empty()) report.merge(fit_network_constants(a.network, c.gpu, report.params));
   if (c.engine) {
     report.text = c.title() +
-                  ": the fit refits its constants from its own start; the engine's "
-                  "others (a tile ladder, say) hold\n" +
+                  (c.engine->covers(c.gpu) ? ": the fit refits its constants from its own start; "
+                                             "the engine's others (a tile ladder, say) hold\n"
+                                           : "\n") +
                   report.text;
   }
   if (!a.write_file.empty()) {

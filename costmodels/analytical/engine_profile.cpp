@@ -62,12 +62,14 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
   if (file.is_relative() && fs::is_regular_file(fs::path(ref.base_dir()) / file)) {
     file = fs::path(ref.base_dir()) / file;
   }
-  if (fs::is_regular_file(file)) {
-    return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(file.string())));
-  }
-  if (auto path = file_of(s)) {
-    return std::make_shared<const EngineProfile>(parse(ConfigNode::load_file(*path)));
-  }
+  // A file's profile without a name: is named after its file.
+  auto from_file = [](const fs::path& path) {
+    EngineProfile e = parse(ConfigNode::load_file(path.string()));
+    if (!e.file.has("name")) e.name = path.stem().string();
+    return std::make_shared<const EngineProfile>(std::move(e));
+  };
+  if (fs::is_regular_file(file)) return from_file(file);
+  if (auto path = file_of(s)) return from_file(*path);
   if (s.find('/') != std::string::npos || file.extension() == ".yaml") {
     ref.fail("cannot open engine profile file '" + file.string() + "' (expected a YAML file)");
   }
@@ -79,6 +81,7 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
 
 EngineProfile EngineProfile::parse(const ConfigNode& file) {
   file.require_map("an engine profile");
+  if (file.keys().empty()) file.fail("an empty engine profile (expected at least a name)");
   file.check_keys({"name", "source", "images", "request_overhead_ns", "cuda_graph_mode",
                    "async_scheduling", "analytical", "gpus", "fitted"});
   EngineProfile e;
@@ -100,6 +103,12 @@ EngineProfile EngineProfile::parse(const ConfigNode& file) {
     for (const std::string& key : g->keys()) {
       const ConfigNode section = g->at(key);
       const std::string gpu = Catalog::default_gpu_name(key, section);
+      for (const auto& [seen, earlier] : e.gpus) {
+        if (seen == gpu) {
+          section.fail("GPU '" + key + "' is " + gpu +
+                       ", listed already (expected one section per GPU, aliases included)");
+        }
+      }
       section.require_map("engine constants for one GPU ({host: …, analytical: …})");
       section.check_keys({"host", "analytical"});
       // Validate now (a bad key fails at load, not at the first step).

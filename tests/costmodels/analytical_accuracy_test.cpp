@@ -290,7 +290,8 @@ TEST_CASE(
   const nlohmann::json stack = nlohmann::json::parse(run_validate(a));
   CHECK(stack["engine"] == "vidur-profiler");
   CHECK(stack["engine_applies"] == true);
-  CHECK_FALSE(plain.contains("engine"));
+  CHECK(plain["engine"].is_null());
+  CHECK(plain["engine_applies"].is_null());
   // Measured at commit time: 6.43% with the hardware file's ladder, 5.13% with the profiler's.
   CHECK(plain["mlp_block"]["mape"].get<double>() > 6.0);
   CHECK(stack["mlp_block"]["mape"].get<double>() < 5.5);
@@ -316,8 +317,8 @@ TEST_CASE(
   a.engine.clear();
   nlohmann::json a100_with = nlohmann::json::parse(with);
   CHECK(a100_with["engine_applies"] == false);
-  a100_with.erase("engine");
-  a100_with.erase("engine_applies");
+  a100_with["engine"] = nullptr;  // as without --engine
+  a100_with["engine_applies"] = nullptr;
   CHECK(a100_with == nlohmann::json::parse(run_validate(a)));
   a.engine = "vidur-profiler";
   a.json = false;
@@ -360,6 +361,70 @@ TEST_CASE("costmodel fit keeps the GEMM efficiency and the memory plateau within
   const FitReport slow = fit_home_constants(home.files, home.models, g, start);
   CHECK(slow.params.gemm_efficiency == Approx(1.0));
   CHECK(slow.params.eta_max <= 1.0);
+}
+
+TEST_CASE(
+    "costmodel fit writes only a file the loader reads back, and never another GPU's constants "
+    "into a GPU's file",
+    "[costmodels][accuracy]") {
+  if (profiles_absent()) return;
+  const fs::path dir = fs::temp_directory_path() / "servesim_fit_write_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  CostmodelArgs a;
+  a.profiles = kCompute;
+  a.gpu = "h100";
+  // Fitted on the H100 rows (a test of the tool, not shipped constants), the residual add wants
+  // more than the datasheet bandwidth; the search stops at 1, and the file loads.
+  a.write_file = (dir / "h100.yaml").string();
+  CHECK_THAT(run_fit(a), Catch::Contains("light add") && Catch::Contains("bw_fraction 1.000"));
+  CostmodelArgs check;
+  check.profiles = kCompute;
+  check.gpu = "h100";
+  check.hardware_file = a.write_file;
+  check.json = true;
+  CHECK(nlohmann::json::parse(run_validate(check))["mlp_block"]["n"] == 3393);
+  // Another GPU's file is neither read as this GPU's nor overwritten with its constants.
+  check.hardware_file = std::string(SERVESIM_SOURCE_DIR) + "/configs/hardware/a100-80gb.yaml";
+  CHECK_THROWS_WITH(run_validate(check),
+                    Catch::Contains("--hardware: ") && Catch::Contains("describes a100-80gb"));
+  fs::copy_file(check.hardware_file, dir / "a100.yaml");
+  const std::string before = [&] {
+    std::ifstream f(dir / "a100.yaml");
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  a.write_file = (dir / "a100.yaml").string();
+  CHECK_THROWS_WITH(run_fit(a), Catch::Contains("is a100-80gb's hardware file, not h100-sxm's"));
+  std::ifstream after(dir / "a100.yaml");
+  CHECK(std::string(std::istreambuf_iterator<char>(after), {}) == before);
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "an engine profile names each GPU once, is not empty, and a file without a name is "
+    "named after the file",
+    "[costmodels][accuracy]") {
+  if (profiles_absent()) return;
+  const fs::path dir = fs::temp_directory_path() / "servesim_engine_file_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  CostmodelArgs a;
+  a.profiles = kCompute;
+  a.gpu = "h100";
+  a.model = "microsoft/phi-2";
+  // h100 is an alias of h100-sxm: two sections for one GPU, of which one would silently win.
+  a.engine =
+      "{gpus: {h100-sxm: {analytical: {gemm: {tiles: [[128, 128]]}}}, h100: {analytical: {gemm: "
+      "{tiles: [[64, 64]]}}}}}";
+  CHECK_THROWS_WITH(run_validate(a), Catch::Contains("GPU 'h100' is h100-sxm, listed already"));
+  std::ofstream(dir / "empty.yaml").close();
+  a.engine = (dir / "empty.yaml").string();
+  CHECK_THROWS_WITH(run_validate(a), Catch::Contains("an empty engine profile"));
+  std::ofstream(dir / "my-stack.yaml")
+      << "gpus:\n  h100: {analytical: {gemm: {tiles: [[128, 128]]}}}\n";
+  a.engine = (dir / "my-stack.yaml").string();
+  CHECK_THAT(run_validate(a), Catch::StartsWith("GPU h100-sxm, engine my-stack — "));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("costmodel validate scores a GPU with no profile folder as an error, not on every GPU",
