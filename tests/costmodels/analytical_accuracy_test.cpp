@@ -62,13 +62,22 @@ bool profiles_absent() {
   return true;
 }
 
-// `costmodel <command> --profiles <shared compute folder> --gpu a100 --json`.
-CostmodelArgs a100_json() {
+// `costmodel <command> --profiles <shared compute folder> --gpu <gpu> [--json]`.
+CostmodelArgs profile_args(const std::string& gpu, bool json) {
   CostmodelArgs a;
   a.profiles = kCompute;
-  a.gpu = "a100";
-  a.json = true;
+  a.gpu = gpu;
+  a.json = json;
   return a;
+}
+CostmodelArgs a100_json() { return profile_args("a100", true); }
+
+// An empty scratch folder of this name under the system's temporary folder.
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
 }
 
 }  // namespace
@@ -368,21 +377,14 @@ TEST_CASE(
     "into a GPU's file",
     "[costmodels][accuracy]") {
   if (profiles_absent()) return;
-  const fs::path dir = fs::temp_directory_path() / "servesim_fit_write_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  CostmodelArgs a;
-  a.profiles = kCompute;
-  a.gpu = "h100";
+  const fs::path dir = fresh_dir("servesim_fit_write_test");
+  CostmodelArgs a = profile_args("h100", false);
   // Fitted on the H100 rows (a test of the tool, not shipped constants), the residual add wants
   // more than the datasheet bandwidth; the search stops at 1, and the file loads.
   a.write_file = (dir / "h100.yaml").string();
   CHECK_THAT(run_fit(a), Catch::Contains("light add") && Catch::Contains("bw_fraction 1.000"));
-  CostmodelArgs check;
-  check.profiles = kCompute;
-  check.gpu = "h100";
+  CostmodelArgs check = profile_args("h100", true);
   check.hardware_file = a.write_file;
-  check.json = true;
   CHECK(nlohmann::json::parse(run_validate(check))["mlp_block"]["n"] == 3393);
   // Another GPU's file is neither read as this GPU's nor overwritten with its constants.
   check.hardware_file = std::string(SERVESIM_SOURCE_DIR) + "/configs/hardware/a100-80gb.yaml";
@@ -405,12 +407,8 @@ TEST_CASE(
     "named after the file",
     "[costmodels][accuracy]") {
   if (profiles_absent()) return;
-  const fs::path dir = fs::temp_directory_path() / "servesim_engine_file_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  CostmodelArgs a;
-  a.profiles = kCompute;
-  a.gpu = "h100";
+  const fs::path dir = fresh_dir("servesim_engine_file_test");
+  CostmodelArgs a = profile_args("h100", false);
   a.model = "microsoft/phi-2";
   // h100 is an alias of h100-sxm: two sections for one GPU, of which one would silently win.
   a.engine =
