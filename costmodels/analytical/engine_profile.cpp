@@ -62,7 +62,7 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
   if (file.is_relative() && fs::is_regular_file(fs::path(ref.base_dir()) / file)) {
     file = fs::path(ref.base_dir()) / file;
   }
-  // A file's profile without a name: is named after its file.
+  // A profile read from a file and naming no `name:` is named after the file.
   auto from_file = [](const fs::path& path) {
     EngineProfile e = parse(ConfigNode::load_file(path.string()));
     if (!e.file.has("name")) e.name = path.stem().string();

@@ -28,7 +28,9 @@ namespace servesim {
 //     h100-sxm:                          # a catalog GPU name or alias
 //       host: {graph_floor_ns: 0, eager_floor_ns: 2000000}
 //       analytical: {attention: {decode_bw_fraction: 0.85}}
-// GPUs the file does not list keep their hardware file's constants.
+// GPUs the file does not list keep their hardware file's constants; a GPU is listed once (an
+// alias names its GPU). A file without `name:` is named after the file; an empty profile is an
+// error.
 struct EngineProfile {
   ConfigNode file;  // the profile as read (for tools that derive a modified profile)
   std::string name;
