@@ -15,6 +15,7 @@
 #include "costmodels/analytical/collective_model.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
+#include "sim/coordinate_search.hpp"
 #include "sim/input_error.hpp"
 #include "sim/replica_spec.hpp"
 
@@ -121,32 +122,12 @@ FitReport fit_home_constants(
       }
       return 100 * s / static_cast<double>(y.size());
     };
-    double best = mape(l);
-    std::array<double, 3> step = {800, 0.1, 0.2};
     // A kernel streams at most the datasheet bandwidth (the loader refuses a fraction above 1).
     constexpr double kInf = std::numeric_limits<double>::infinity();
-    const std::array<double, 3> lowest = {0.0, 0.01, 0.0};
-    const std::array<double, 3> highest = {kInf, 1.0, kInf};
-    for (int round = 0; round < 10; ++round) {
-      for (int knob = 0; knob < (per_row ? 3 : 2); ++knob) {
-        double& v = knob == 0 ? l.floor_ns : knob == 1 ? l.bw_fraction : l.row_elem_ns;
-        for (const double dir : {-1.0, 1.0}) {
-          for (;;) {
-            const double keep = v;
-            v = std::clamp(keep + dir * step[knob], lowest[knob], highest[knob]);
-            if (v == keep) break;
-            const double m = mape(l);
-            if (m < best - 1e-9) {
-              best = m;
-            } else {
-              v = keep;
-              break;
-            }
-          }
-        }
-      }
-      for (double& s : step) s /= 2;
-    }
+    std::vector<SearchAxis> axes = {{&l.floor_ns, 0.0, kInf, 800},
+                                    {&l.bw_fraction, 0.01, 1.0, 0.1}};
+    if (per_row) axes.push_back({&l.row_elem_ns, 0.0, kInf, 0.2});
+    const double best = coordinate_search(axes, 10, mape(l), [&] { return mape(l); });
     rep.params.light[static_cast<std::size_t>(k)] = l;
     rep.fitted_light.push_back(k);
     rep.text += fmt::format(
@@ -239,36 +220,17 @@ FitReport fit_home_constants(
     p.gemm_efficiency = std::min(1.0, 0.7 / p.clock_fraction);
     p.gemm_launch_ns = 1000;
     p.wave_ns = 500;
-    p.eta_max = mem_eta_max;
+    p.eta_max = std::min(1.0, mem_eta_max);
     p.x_half = mem_x_half;
-    double* knobs[] = {&p.gemm_efficiency, &p.gemm_launch_ns, &p.wave_ns, &p.eta_max, &p.x_half};
-    double steps[] = {0.04 / p.clock_fraction, 800, 800, 0.02, 0.02};
     // Physical bounds, which the hardware-file loader enforces too: a GEMM reaches at most the
     // datasheet peak, and the memory law's plateau at most the datasheet bandwidth.
     constexpr double kInf = std::numeric_limits<double>::infinity();
-    const double upper[] = {1, kInf, kInf, 1, kInf};
-    p.eta_max = std::min(1.0, p.eta_max);
-    double best = mape(p);
-    for (int round = 0; round < 6; ++round) {
-      for (std::size_t k = 0; k < 5; ++k) {
-        for (const double dir : {-1.0, 1.0}) {
-          for (;;) {
-            const double keep = *knobs[k];
-            *knobs[k] = std::clamp(keep + dir * steps[k], 0.0, upper[k]);
-            if (*knobs[k] == keep) break;
-            const double m = mape(p);
-            if (m < best - 1e-9) {
-              best = m;
-            } else {
-              *knobs[k] = keep;
-              break;
-            }
-          }
-        }
-        steps[k] /= 2;
-      }
-    }
-    return best;
+    const std::vector<SearchAxis> axes = {{&p.gemm_efficiency, 0.0, 1.0, 0.04 / p.clock_fraction},
+                                          {&p.gemm_launch_ns, 0.0, kInf, 800},
+                                          {&p.wave_ns, 0.0, kInf, 800},
+                                          {&p.eta_max, 0.0, 1.0, 0.02},
+                                          {&p.x_half, 0.0, kInf, 0.02}};
+    return coordinate_search(axes, 6, mape(p), [&] { return mape(p); });
   };
   if (!g.empty()) {
     // The lone-CTA utilization only matters when tiles share SMs; search it on a 0.1 grid and

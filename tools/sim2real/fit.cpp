@@ -14,6 +14,7 @@
 #include "costmodels/analytical/engine_profile.hpp"
 #include "sim/catalog.hpp"
 #include "sim/config_node.hpp"
+#include "sim/coordinate_search.hpp"
 #include "sim/input_error.hpp"
 
 namespace servesim::sim2real {
@@ -149,13 +150,9 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
         k.graph_floor_ns / 1e3, k.eager_floor_ns / 1e3, k.decode_bw_fraction, over, v);
     return v;
   };
-  struct Axis {
-    double* value;
-    double lo, hi, step;  // bounds and the first step (halved each round)
-  };
   // The request overheads first: they move TTFT alone, while the step constants move TTFT, E2E
   // and ITL together (a greedy search starting with them trades ITL for TTFT).
-  std::vector<Axis> axes;
+  std::vector<SearchAxis> axes;
   for (auto& [name, ns] : c.request_overhead_ns) axes.push_back({&ns, 0, 50e6, 4e6});
   // No kernel streams K/V faster than a plain streaming read: 0.883 of datasheet bandwidth on our
   // H200 (tests/data/measured/h200/decode_attention/stream_read.csv), ~0.9 in public STREAM-like
@@ -163,26 +160,8 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
   axes.push_back({&c.decode_bw_fraction, 0.3, kMaxStreamFraction, 0.08});
   axes.push_back({&c.graph_floor_ns, 0, 5e6, 1e6});
   axes.push_back({&c.eager_floor_ns, 0, 10e6, 1e6});
-  for (const Axis& a : axes) *a.value = std::clamp(*a.value, a.lo, a.hi);
-  double best = objective(c);
-  for (int round = 0; round < 5; ++round) {
-    const double scale = std::ldexp(1.0, -round);
-    for (const Axis& a : axes) {
-      for (const double dir : {-1.0, 1.0}) {
-        for (;;) {
-          const double keep = *a.value;
-          *a.value = std::clamp(keep + dir * a.step * scale, a.lo, a.hi);
-          if (*a.value == keep) break;
-          const double v = objective(c);
-          if (!(v < best - 1e-9)) {
-            *a.value = keep;
-            break;
-          }
-          best = v;
-        }
-      }
-    }
-  }
+  for (const SearchAxis& a : axes) *a.value = std::clamp(*a.value, a.lo, a.hi);
+  const double best = coordinate_search(axes, 5, objective(c), [&] { return objective(c); });
   f.constants = c;
   f.engines = substitutes(c);
   f.objective = best;

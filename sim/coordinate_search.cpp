@@ -1,0 +1,31 @@
+#include "sim/coordinate_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace servesim {
+
+double coordinate_search(const std::vector<SearchAxis>& axes, int rounds, double best,
+                         const std::function<double()>& objective) {
+  for (int round = 0; round < rounds; ++round) {
+    const double scale = std::ldexp(1.0, -round);
+    for (const SearchAxis& a : axes) {
+      for (const double dir : {-1.0, 1.0}) {
+        for (;;) {
+          const double keep = *a.value;
+          *a.value = std::clamp(keep + dir * a.step * scale, a.lo, a.hi);
+          if (*a.value == keep) break;
+          const double v = objective();
+          if (!(v < best - 1e-9)) {
+            *a.value = keep;
+            break;
+          }
+          best = v;
+        }
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace servesim
