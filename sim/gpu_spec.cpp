@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/catalog.hpp"
+
 namespace servesim {
 
 double ModelSpec::attention_params_per_layer() const {
@@ -89,6 +91,13 @@ std::string GpuSpec::topology_problem(std::string_view topology) const {
 double ModelSpec::kv_bytes_per_token_per_layer(double dtype_bytes) const {
   if (kv_lora_rank > 0) return (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
   return 2.0 * num_kv_heads * head_dim * dtype_bytes;
+}
+
+bool GpuSpec::answers_to(const std::string& n) const {
+  const std::string want = lowercase(n);
+  const std::vector<std::string> all = names();
+  return std::any_of(all.begin(), all.end(),
+                     [&](const std::string& m) { return lowercase(m) == want; });
 }
 
 }  // namespace servesim

@@ -47,6 +47,8 @@ struct GpuSpec {
     n.insert(n.end(), aliases.begin(), aliases.end());
     return n;
   }
+  // Whether `n` is the catalog name or an alias, in any case.
+  bool answers_to(const std::string& n) const;
   // The links between a replica's GPUs when the config names none: NVLink all-to-all where this
   // GPU has it through NVSwitch, pairs where a bridge joins two cards, else PCIe.
   const char* default_topology() const {

@@ -56,9 +56,7 @@ Context load(const CostmodelArgs& a, bool need_profiles) {
   if (!a.hardware_file.empty()) {
     c.gpu = Catalog::load_gpu(ConfigNode::load_file(a.hardware_file));
     // Another GPU's constants would price these rows (and fit --write would file them under it).
-    const std::vector<std::string> names = c.gpu.names();
-    if (std::none_of(names.begin(), names.end(),
-                     [&](const std::string& n) { return lowercase(n) == lowercase(a.gpu); })) {
+    if (!c.gpu.answers_to(a.gpu)) {
       throw InputError(
           fmt::format("--hardware: {} describes {}, not --gpu {} (expected a file "
                       "whose name or aliases include it)",

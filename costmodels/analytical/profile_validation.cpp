@@ -166,15 +166,16 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
 }
 
 ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidation>& results) {
+  // Per shape, its times and the index into `results` of the profile each comes from.
   std::map<VidurOpShape, std::vector<const ProfileValidation::Residual*>> by_shape;
-  std::map<const ProfileValidation::Residual*, std::size_t> file_of;  // index into results
+  std::map<VidurOpShape, std::vector<std::size_t>> profile_of;
   for (std::size_t f = 0; f < results.size(); ++f) {
     for (const auto& e : results[f].residuals) {
       // A time of 0 is no measurement (and no scoring counts it): it would pull the best
       // constant to 0.
       if (e.measured_ns <= 0) continue;
       by_shape[e.shape].push_back(&e);
-      file_of[&e] = f;
+      profile_of[e.shape].push_back(f);
     }
   }
   ProfileReproducibility out;
@@ -184,12 +185,13 @@ ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidati
     const bool gemm = is_projection_gemm(op);
     const bool norm_add = op == VidurOp::kInputLayernorm ||
                           op == VidurOp::kPostAttentionLayernorm || op == VidurOp::kAdd;
+    const std::vector<std::size_t>& profile = profile_of[shape];
     for (std::size_t i = 0; (gemm || norm_add) && i < times.size(); ++i) {
       for (std::size_t j = i + 1; j < times.size(); ++j) {
         const auto* a = times[i];
         const auto* b = times[j];
         // One "file" here is one model's TP degree (an mlp.csv holds every degree of a model).
-        const bool same_file = a->tp == b->tp && file_of[a] == file_of[b];
+        const bool same_file = a->tp == b->tp && profile[i] == profile[j];
         if (same_file ||
             std::min(a->measured_ns, b->measured_ns) < ProfileReproducibility::kBetweenMinNs) {
           continue;
