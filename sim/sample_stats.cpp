@@ -17,4 +17,17 @@ double quantile(std::vector<double>& values, double q) {
 
 double median(std::vector<double> values) { return quantile(values, 0.5); }
 
+double weighted_median(std::vector<std::pair<double, double>> value_weight) {
+  std::sort(value_weight.begin(), value_weight.end());
+  double total = 0;
+  for (const auto& [v, w] : value_weight) total += w;
+  if (!(total > 0)) return std::numeric_limits<double>::quiet_NaN();
+  double cumulative = 0;
+  for (const auto& [v, w] : value_weight) {
+    cumulative += w;
+    if (cumulative >= total / 2) return v;
+  }
+  return value_weight.back().first;
+}
+
 }  // namespace servesim

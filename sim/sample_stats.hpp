@@ -1,5 +1,6 @@
 #pragma once
 
+#include <utility>
 #include <vector>
 
 namespace servesim {
@@ -11,5 +12,9 @@ double quantile(std::vector<double>& values, double q);
 // The median (quantile 0.5: the mean of the two middle values of an even count); NaN for an
 // empty input.
 double median(std::vector<double> values);
+// A weighted median of (value, weight ≥ 0) pairs: the least value whose cumulative weight, in
+// value order, reaches half the total, which minimises Σ weight·|s − value| over s. NaN for an
+// empty input or no positive weight.
+double weighted_median(std::vector<std::pair<double, double>> value_weight);
 
 }  // namespace servesim

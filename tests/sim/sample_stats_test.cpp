@@ -28,3 +28,23 @@ TEST_CASE(
   CHECK(median(kept) == 2);
   CHECK(kept == std::vector<double>{3, 1, 2});  // taken by value: the caller's order stays
 }
+
+TEST_CASE("the weighted median minimises the weighted absolute deviation", "[sim][stats]") {
+  CHECK(weighted_median({{10, 1}, {1, 1}, {2, 1}}) == 2);
+  CHECK(weighted_median({{10, 1}, {1, 5}, {2, 1}}) == 1);         // the heavy value wins
+  CHECK(weighted_median({{1, 1}, {2, 1}, {3, 3.5}}) == 3);        // half the weight at one value
+  CHECK(weighted_median({{4, 1}, {1, 1}, {2, 1}, {3, 1}}) == 2);  // even count: the lower one
+  CHECK(std::isnan(weighted_median({})));
+  CHECK(std::isnan(weighted_median({{1, 0}, {2, 0}})));
+  // No other point of the sample does better on Σ w·|s − v|.
+  const std::vector<std::pair<double, double>> vw = {
+      {0.93, 1.1}, {1.07, 0.9}, {0.98, 1.3}, {1.21, 0.7}, {1.01, 1.0}};
+  auto cost = [&](double s) {
+    double c = 0;
+    for (const auto& [v, w] : vw) c += w * std::abs(s - v);
+    return c;
+  };
+  const double m = weighted_median(vw);
+  CHECK(m == 1.01);  // weights 1.1 + 1.3 < half of 5.0 ≤ 1.1 + 1.3 + 1.0
+  for (const auto& [v, w] : vw) CHECK(cost(m) <= cost(v));
+}
