@@ -5,12 +5,15 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "sim/catalog.hpp"
 #include "sim/input_error.hpp"
 #include "sim/replica_spec.hpp"
+#include "sim/sample_stats.hpp"
 
 namespace servesim {
 
@@ -41,6 +44,8 @@ void ProfileValidation::Slice::merge(const Slice& o) {
   block.merge(o.block);
   decode_block.merge(o.decode_block);
   prefill_block.merge(o.prefill_block);
+  offset_block.merge(o.offset_block);
+  offset_scale = 0;
 }
 
 double ProfileValidation::Slice::time_share(std::size_t op) const {
@@ -126,6 +131,7 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
   if (rows.empty()) return v;
   const ModelSpec model = model_from_profile(rows.front(), name, catalog_model);
   std::map<int, ProfileValidation::Slice> per_tp;
+  std::map<int, std::vector<std::pair<double, double>>> blocks;  // per TP: (predicted, measured)
   std::map<int, LayerPricer> pricers;
   for (const VidurMlpRow& row : rows) {
     auto it = pricers.find(row.tp);
@@ -157,6 +163,14 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
     }
     s.block.add(block_pred, block_meas);
     (decode ? s.decode_block : s.prefill_block).add(block_pred, block_meas);
+    if (block_pred > 0 && block_meas > 0) blocks[row.tp].emplace_back(block_pred, block_meas);
+  }
+  for (auto& [tp, s] : per_tp) {
+    std::vector<std::pair<double, double>> ratio_weight;
+    for (const auto& [p, m] : blocks[tp]) ratio_weight.emplace_back(m / p, p / m);
+    if (ratio_weight.empty()) continue;
+    s.offset_scale = weighted_median(std::move(ratio_weight));
+    for (const auto& [p, m] : blocks[tp]) s.offset_block.add(s.offset_scale * p, m);
   }
   ProfileValidation::Slice all;
   for (const auto& [tp, s] : per_tp) all.merge(s);
@@ -212,22 +226,10 @@ ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidati
     ProfileReproducibility::Op& o = out.ops[static_cast<std::size_t>(times.front()->op)];
     ++o.shapes;
     // The constant with the least Σ|c − t|/t over the shape's times: the median of the times
-    // weighted by 1/t (the sum is piecewise linear in c, so a time is optimal where the weight
-    // below it first reaches half).
-    std::vector<double> t;
-    for (const auto* e : times) t.push_back(e->measured_ns);
-    std::sort(t.begin(), t.end());
-    double half = 0;
-    for (const double v : t) half += 0.5 / v;
-    double best = t.back();
-    double below = 0;
-    for (const double v : t) {
-      below += 1 / v;
-      if (below >= half) {
-        best = v;
-        break;
-      }
-    }
+    // weighted by 1/t.
+    std::vector<std::pair<double, double>> time_weight;
+    for (const auto* e : times) time_weight.emplace_back(e->measured_ns, 1 / e->measured_ns);
+    const double best = weighted_median(std::move(time_weight));
     for (const auto* e : times) {
       o.floor.add(best, e->measured_ns);
       o.model.add(e->predicted_ns, e->measured_ns);

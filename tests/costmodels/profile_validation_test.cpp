@@ -228,3 +228,45 @@ TEST_CASE(
   std::sort(y.begin(), y.end());
   CHECK(x == y);
 }
+
+TEST_CASE(
+    "the file offset removes an error shared by a whole TP file and none of an error of "
+    "shape",
+    "[costmodels][validation]") {
+  const GpuSpec gpu = testing::a100_like();
+  const AnalyticalParams params = AnalyticalParams::for_gpu(gpu);
+  const ModelSpec model = testing::llama2_7b_like();
+  std::vector<VidurMlpRow> rows;
+  for (int tp : {1, 2}) {
+    for (int tokens : {16, 256, 1024, 4096}) rows.push_back(row_of(model, 2, tp, tokens, 1.0));
+  }
+  const ProfileValidation probe =
+      validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{}, true);
+  // "Measured": the TP1 file runs the model's times × 1.1 throughout; the TP2 file runs them
+  // exactly on two rows and × 0.8 / × 1.25 on the others (±20% of shape, no common factor).
+  for (const auto& res : probe.residuals) {
+    for (VidurMlpRow& r : rows) {
+      if (r.tp != res.tp || r.num_tokens != res.tokens) continue;
+      double f = 1.1;
+      if (r.tp == 2) f = r.num_tokens == 256 ? 0.8 : r.num_tokens == 1024 ? 1.25 : 1.0;
+      r.ms[static_cast<std::size_t>(res.op)] = res.predicted_ns * f * 1e-6;
+    }
+  }
+  const ProfileValidation v = validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{});
+  REQUIRE(v.slices.size() == 3);
+  const ProfileValidation::Slice& tp1 = v.slices[1];
+  const ProfileValidation::Slice& tp2 = v.slices[2];
+  CHECK(tp1.block.mape() == Approx(100 * 0.1 / 1.1));
+  CHECK(tp1.offset_scale == Approx(1.1));
+  CHECK(tp1.offset_block.mape() == Approx(0).margin(1e-9));
+  // TP2: errors 0, 0, |1 − 0.8|/0.8 = 25%, |1 − 1.25|/1.25 = 20%; scale 1 keeps them (no scale
+  // does better: the weighted median of m/p = {0.8, 1, 1, 1.25} with weights p/m is 1).
+  CHECK(tp2.offset_scale == Approx(1.0));
+  CHECK(tp2.offset_block.mape() == Approx(tp2.block.mape()));
+  CHECK(tp2.block.mape() == Approx((25.0 + 20.0) / 4));
+  // The merged slice keeps each file's own scale.
+  const ProfileValidation::Slice& all = v.slices.front();
+  CHECK(all.offset_scale == 0);
+  CHECK(all.offset_block.n == 8);
+  CHECK(all.offset_block.mape() == Approx((25.0 + 20.0) / 8));
+}
