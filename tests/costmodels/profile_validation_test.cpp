@@ -1,6 +1,8 @@
 #include "costmodels/analytical/profile_validation.hpp"
 
 #include <cmath>
+#include <functional>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -23,6 +25,22 @@ VidurMlpRow row_of(const ModelSpec& model, int line, int tp, int tokens, double 
   r.gated_mlp = model.gated_mlp;
   r.ms.fill(ms);
   return r;
+}
+
+// Sets every op of `rows` to the model's own prediction × factor(prediction): "measured"
+// times whose errors the test chooses.
+void time_as_predicted(std::vector<VidurMlpRow>& rows, const GpuSpec& gpu, const ModelSpec& model,
+                       const AnalyticalParams& params,
+                       const std::function<double(const ProfileValidation::Residual&)>& factor) {
+  const ProfileValidation probe =
+      validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{}, true);
+  REQUIRE(probe.residuals.size() == rows.size() * kNumVidurOps);
+  for (const auto& res : probe.residuals) {
+    for (VidurMlpRow& r : rows) {
+      if (r.tp != res.tp || r.num_tokens != res.tokens) continue;
+      r.ms[static_cast<std::size_t>(res.op)] = res.predicted_ns * factor(res) * 1e-6;
+    }
+  }
 }
 }  // namespace
 
@@ -49,18 +67,12 @@ TEST_CASE(
   const AnalyticalParams params = AnalyticalParams::for_gpu(gpu);
   const ModelSpec model = testing::llama2_7b_like();
   std::vector<VidurMlpRow> rows = {row_of(model, 2, 1, 64, 1.0), row_of(model, 3, 1, 2048, 1.0)};
-  // First pass: the model's own predictions, per row and op.
-  const ProfileValidation probe =
-      validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{}, true);
-  REQUIRE(probe.residuals.size() == 2 * kNumVidurOps);
   // "Measured" = predicted × 1.25 on the decode row's GEMMs, × 0.5 on its light ops, and exact
   // on the prefill row.
-  for (const auto& res : probe.residuals) {
-    VidurMlpRow& r = res.tokens == 64 ? rows[0] : rows[1];
-    double f = 1.0;
-    if (res.tokens == 64) f = is_projection_gemm(res.op) ? 1.25 : 0.5;
-    r.ms[static_cast<std::size_t>(res.op)] = res.predicted_ns * f * 1e-6;
-  }
+  time_as_predicted(rows, gpu, model, params, [](const ProfileValidation::Residual& res) {
+    if (res.tokens != 64) return 1.0;
+    return is_projection_gemm(res.op) ? 1.25 : 0.5;
+  });
   const ProfileValidation v = validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{});
   const ProfileValidation::Slice& s = v.slices.front();
   const auto up = static_cast<std::size_t>(VidurOp::kMlpUpProj);
@@ -240,18 +252,12 @@ TEST_CASE(
   for (int tp : {1, 2}) {
     for (int tokens : {16, 256, 1024, 4096}) rows.push_back(row_of(model, 2, tp, tokens, 1.0));
   }
-  const ProfileValidation probe =
-      validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{}, true);
   // "Measured": the TP1 file runs the model's times × 1.1 throughout; the TP2 file runs them
   // exactly on two rows and × 0.8 / × 1.25 on the others (±20% of shape, no common factor).
-  for (const auto& res : probe.residuals) {
-    for (VidurMlpRow& r : rows) {
-      if (r.tp != res.tp || r.num_tokens != res.tokens) continue;
-      double f = 1.1;
-      if (r.tp == 2) f = r.num_tokens == 256 ? 0.8 : r.num_tokens == 1024 ? 1.25 : 1.0;
-      r.ms[static_cast<std::size_t>(res.op)] = res.predicted_ns * f * 1e-6;
-    }
-  }
+  time_as_predicted(rows, gpu, model, params, [](const ProfileValidation::Residual& res) {
+    if (res.tp == 1) return 1.1;
+    return res.tokens == 256 ? 0.8 : res.tokens == 1024 ? 1.25 : 1.0;
+  });
   const ProfileValidation v = validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{});
   REQUIRE(v.slices.size() == 3);
   const ProfileValidation::Slice& tp1 = v.slices[1];
