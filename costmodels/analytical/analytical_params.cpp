@@ -99,12 +99,20 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
         t->get_positive_fraction("decode_bw_fraction", decode_attn_bw_fraction);
     attn_floor_ns = t->get_nonnegative("floor_ns", attn_floor_ns);
   }
-  if (auto l = section(a, "light", complete, {"graph_launch_scale", "row_ctas_per_sm"})) {
-    std::vector<std::string> known = {"source", "graph_launch_scale", "row_ctas_per_sm"};
+  if (auto l = section(
+          a, "light", complete,
+          {"graph_launch_scale", "row_ctas_per_sm", "l2_resident_fraction", "l2_speedup"})) {
+    std::vector<std::string> known = {"source", "graph_launch_scale", "row_ctas_per_sm",
+                                      "l2_resident_fraction", "l2_speedup"};
     for (std::string_view n : kLightNames) known.emplace_back(n);
     l->check_keys(known);
     graph_launch_scale = l->get_fraction("graph_launch_scale", graph_launch_scale);
     row_ctas_per_sm = static_cast<int>(l->get_positive_int("row_ctas_per_sm", row_ctas_per_sm));
+    light_l2_resident = l->get_fraction("l2_resident_fraction", light_l2_resident);
+    light_l2_speedup = l->get_positive("l2_speedup", light_l2_speedup);
+    if (light_l2_speedup < 1) {
+      l->at("l2_speedup").fail("expected a speedup of at least 1 (L2 is not slower than DRAM)");
+    }
     for (std::size_t i = 0; i < kNumLightKernels; ++i) {
       if (auto k =
               section(*l, kLightNames[i], complete, {"floor_ns", "bw_fraction", "row_elem_ns"})) {

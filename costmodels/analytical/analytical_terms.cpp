@@ -6,8 +6,8 @@
 namespace servesim {
 
 bool& AnalyticalTerms::operator[](std::size_t i) {
-  bool* fields[] = {&efficiency, &launch,   &wave,      &l2_law,      &split_k, &knee,
-                    &light,      &row_walk, &attention, &collectives, &host};
+  bool* fields[] = {&efficiency, &launch,   &wave,     &l2_law,    &split_k,     &knee,
+                    &light,      &row_walk, &light_l2, &attention, &collectives, &host};
   return *fields[i];
 }
 

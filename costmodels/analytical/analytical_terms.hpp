@@ -18,13 +18,14 @@ struct AnalyticalTerms {
   bool knee = true;         // smooth roofline (t_c^q + t_m^q)^(1/q) instead of max
   bool light = true;        // per-kernel achieved bandwidth for norms, RoPE, activation, adds
   bool row_walk = true;     // per-token light kernels: one CTA walks each token's row
+  bool light_l2 = true;     // a light kernel reads the input the kernel before wrote from L2
   bool attention = true;    // attention priced with its own efficiencies (off: bare roofline)
   bool collectives = true;  // TP all-reduces
   bool host = true;         // host floor S(N)
 
-  static constexpr std::array<std::string_view, 11> kNames = {
-      "efficiency", "launch",   "wave",      "l2_law",      "split_k", "knee",
-      "light",      "row_walk", "attention", "collectives", "host"};
+  static constexpr std::array<std::string_view, 12> kNames = {
+      "efficiency", "launch",   "wave",     "l2_law",    "split_k",     "knee",
+      "light",      "row_walk", "light_l2", "attention", "collectives", "host"};
   bool& operator[](std::size_t i);
   static AnalyticalTerms all_off();
   // Reads a `terms:` map of booleans (unknown names are errors).

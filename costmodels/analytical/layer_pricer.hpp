@@ -17,19 +17,36 @@ namespace servesim {
 
 // What one light kernel does: the DRAM bytes it moves and, for a per-token kernel, the rows
 // (tokens) and the elements of each row one CTA walks (0 for elementwise kernels).
+// `reuse_bytes` of `bytes` are an input the kernel before it just wrote and L2 may still hold (a
+// norm's input; the residual add's projection output).
 struct LightWork {
   double bytes = 0;
   double rows = 0;
   double row_elems = 0;
+  double reuse_bytes = 0;
 };
+
+// Where a light kernel's bytes come from: DRAM at `bw` bytes/ns and, for the input the kernel
+// before it just wrote, L2 while that input is at most `l2_resident_bytes`
+// (light_l2_resident · L2; the rest of a larger input was evicted), read at `l2_speedup` × the
+// kernel's own DRAM rate.
+struct LightMemory {
+  double bw = 0;
+  double l2_resident_bytes = 0;
+  double l2_speedup = 1;
+};
+LightMemory light_memory(const GpuSpec& gpu, const AnalyticalParams& p);
 
 // One light kernel at `bw` bytes/ns (PHYSICS §4, §9). At few tokens it is latency-bound: the
 // launch floor plus, for a per-token kernel, the serial walk of one row,
 //   t_lat = floor + row_elem_ns · row_elems · ⌈rows / (row_slots)⌉  (row_slots = SMs · CTAs/SM),
-// at many it streams at bw_fraction of the bandwidth; the two overlap through the knee
-// (t_lat^q + t_bw^q)^(1/q). Terms: `light` off prices the stream at full bandwidth, `launch`
-// off drops the latency, `row_walk` off the row walk alone, `knee` off adds the two.
-double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, double bw,
+// at many it streams at bw_fraction of the bandwidth,
+//   t_bw = (bytes − hit) / (bw_fraction · BW) + hit / (l2_speedup · bw_fraction · BW),
+//   hit = min(reuse_bytes, l2_resident_bytes),
+// and the two overlap through the knee (t_lat^q + t_bw^q)^(1/q). Terms: `light` off prices the
+// stream at full bandwidth, `light_l2` off reads every byte from DRAM, `launch` off drops the
+// latency, `row_walk` off the row walk alone, `knee` off adds the two.
+double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, const LightMemory& m,
                        double row_slots, double knee_q, const AnalyticalTerms& terms,
                        double launch_scale);
 // Token rows resident at once: SMs · row_ctas_per_sm.
@@ -116,6 +133,7 @@ class LayerPricer {
   int pp_ = 1;
   std::string topology_;
   double bw_ = 0;  // bytes per ns
+  LightMemory light_memory_;
   double f_clk_ = 1;
   double weight_bytes_ = 2;
   double kv_bytes_ = 2;

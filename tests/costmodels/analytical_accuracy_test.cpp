@@ -120,6 +120,10 @@ TEST_CASE("costmodel fit on the A100 profile reproduces the shipped A100 constan
   CHECK(fit.params.lone_cta_utilization == Approx(shipped.lone_cta_utilization).margin(0.01));
   CHECK(fit.params.eta_max == Approx(shipped.eta_max).margin(0.002));
   CHECK(fit.params.x_half == Approx(shipped.x_half).margin(0.002));
+  CHECK(fit.params.light_l2_resident == Approx(shipped.light_l2_resident).margin(1e-3));
+  CHECK(fit.params.light_l2_speedup == Approx(shipped.light_l2_speedup).margin(1e-3));
+  CHECK(shipped.light_l2_resident > 0.1);  // the norms find their input in L2
+  CHECK(shipped.light_l2_speedup > 1.5);
   for (LightKernel k :
        {LightKernel::kRmsNorm, LightKernel::kLayerNorm, LightKernel::kRope, LightKernel::kSiluMul,
         LightKernel::kGelu, LightKernel::kAdd, LightKernel::kEmbedding}) {
@@ -301,7 +305,7 @@ TEST_CASE(
   CHECK(stack["engine_applies"] == true);
   CHECK(plain["engine"].is_null());
   CHECK(plain["engine_applies"].is_null());
-  // Measured at commit time: 6.43% with the hardware file's ladder, 5.13% with the profiler's.
+  // Measured at commit time: 6.64% with the hardware file's ladder, 5.21% with the profiler's.
   CHECK(plain["mlp_block"]["mape"].get<double>() > 6.0);
   CHECK(stack["mlp_block"]["mape"].get<double>() < 5.5);
   CHECK(stack["mlp_block"]["decode_mape"].get<double>() < 5.0);
@@ -351,8 +355,10 @@ TEST_CASE(
   CHECK_FALSE(fs::exists("unused.yaml"));
 }
 
-TEST_CASE("costmodel fit keeps the GEMM efficiency and the memory plateau within the datasheet",
-          "[costmodels][accuracy]") {
+TEST_CASE(
+    "costmodel fit keeps GEMM efficiency and memory plateau and light bandwidth within the "
+    "datasheet",
+    "[costmodels][accuracy]") {
   if (profiles_absent()) return;
   // Without its 64-row tiles the A100 ladder pads small-M GEMMs, and the unbounded search
   // pushed the plateau bandwidth to 1.06 of the datasheet, a file the loader then refused.
@@ -370,6 +376,14 @@ TEST_CASE("costmodel fit keeps the GEMM efficiency and the memory plateau within
   const FitReport slow = fit_home_constants(home.files, home.models, g, start);
   CHECK(slow.params.gemm_efficiency == Approx(1.0));
   CHECK(slow.params.eta_max <= 1.0);
+  // On a GPU of half the A100's bandwidth the residual add would stream at about 1.7 of the
+  // datasheet: the bound holds its fraction at 1.
+  GpuSpec narrow = g;
+  narrow.memory_bw_gb_per_s /= 2;
+  const FitReport light =
+      fit_home_constants(home.files, home.models, narrow, AnalyticalParams::for_gpu(g));
+  CHECK(light.params.light[static_cast<std::size_t>(LightKernel::kAdd)].bw_fraction == Approx(1.0));
+  for (const auto& l : light.params.light) CHECK(l.bw_fraction <= 1.0);
 }
 
 TEST_CASE(
@@ -379,10 +393,9 @@ TEST_CASE(
   if (profiles_absent()) return;
   const fs::path dir = fresh_dir("servesim_fit_write_test");
   CostmodelArgs a = profile_args("h100", false);
-  // Fitted on the H100 rows (a test of the tool, not shipped constants), the residual add wants
-  // more than the datasheet bandwidth; the search stops at 1, and the file loads.
+  // Fitted on the H100 rows (a test of the tool, not shipped constants), the file loads.
   a.write_file = (dir / "h100.yaml").string();
-  CHECK_THAT(run_fit(a), Catch::Contains("light add") && Catch::Contains("bw_fraction 1.000"));
+  CHECK_THAT(run_fit(a), Catch::Contains("light add") && Catch::Contains("light L2 reuse"));
   CostmodelArgs check = profile_args("h100", true);
   check.hardware_file = a.write_file;
   CHECK(nlohmann::json::parse(run_validate(check))["mlp_block"]["n"] == 3393);
@@ -560,7 +573,7 @@ TEST_CASE(
   const nlohmann::json v = nlohmann::json::parse(run_validate(a));
   CHECK(j["in_sample"]["block_mape"].get<double>() ==
         Approx(v["mlp_block"]["mape"].get<double>()).margin(0.02));
-  // Held out: measured 3.65% (in sample 3.46%) at commit time; the A100 target is 5%.
+  // Held out: measured 3.55% (in sample 3.39%) at commit time; the A100 target is 5%.
   CHECK(j["held_out"]["block_mape"].get<double>() < 4.0);
   CHECK(j["held_out"]["n"] == 7041);
   // phi-2 alone runs LayerNorm and GELU: held out, they take RMSNorm's and SiLU-and-mul's.

@@ -54,6 +54,8 @@ TEST_CASE("transferred hardware files hold what their rules derive from the home
       CHECK(p.light[i].row_elem_ns == Approx(home.light[i].row_elem_ns * clock).margin(1e-4));
       CHECK(p.light[i].bw_fraction == Approx(home.light[i].bw_fraction * eta_ratio).margin(1e-4));
     }
+    CHECK(p.light_l2_resident == home.light_l2_resident);
+    CHECK(p.light_l2_speedup == home.light_l2_speedup);
     CHECK(p.gemm_launch_ns == home.gemm_launch_ns);
     CHECK(p.tiles == home.tiles);
     CHECK(p.split_k_min_k == home.split_k_min_k);

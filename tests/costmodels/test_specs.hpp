@@ -20,6 +20,8 @@ analytical:
   light:
     graph_launch_scale: 0.5
     row_ctas_per_sm: 2
+    l2_resident_fraction: 0
+    l2_speedup: 1
     rmsnorm: {floor_ns: 4800, bw_fraction: 0.35, row_elem_ns: 0}
     layernorm: {floor_ns: 7400, bw_fraction: 0.48, row_elem_ns: 0}
     rope: {floor_ns: 3900, bw_fraction: 0.42, row_elem_ns: 0}
