@@ -28,7 +28,8 @@ struct GpuSpec {
   double device_memory_mib = 0;
   double device_memory_bytes() const;
   double memory_bw_gb_per_s = 0;
-  double l2_mb = 0;
+  double l2_mb = 0;  // binary MiB, as the device reports
+  double l2_bytes() const { return l2_mb * 1048576.0; }
   double tdp_w = 0;
   double min_power_w = 0;
   double nvlink_gb_per_s = 0;  // per GPU, bidirectional; 0 when absent

@@ -18,6 +18,9 @@ double quantile(std::vector<double>& values, double q) {
 double median(std::vector<double> values) { return quantile(values, 0.5); }
 
 double weighted_median(std::vector<std::pair<double, double>> value_weight) {
+  std::erase_if(value_weight, [](const std::pair<double, double>& p) {
+    return !std::isfinite(p.first) || !std::isfinite(p.second) || p.second < 0;
+  });
   std::sort(value_weight.begin(), value_weight.end());
   double total = 0;
   for (const auto& [v, w] : value_weight) total += w;

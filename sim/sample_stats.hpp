@@ -13,8 +13,8 @@ double quantile(std::vector<double>& values, double q);
 // empty input.
 double median(std::vector<double> values);
 // A weighted median of (value, weight ≥ 0) pairs: the least value whose cumulative weight, in
-// value order, reaches half the total, which minimises Σ weight·|s − value| over s. NaN for an
-// empty input or no positive weight.
+// value order, reaches half the total, which minimises Σ weight·|s − value| over s. Pairs with a
+// non-finite value or weight, or a negative weight, are left out. NaN for no positive weight.
 double weighted_median(std::vector<std::pair<double, double>> value_weight);
 
 }  // namespace servesim

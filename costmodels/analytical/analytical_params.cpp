@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "sim/input_error.hpp"
 
 namespace servesim {
@@ -108,10 +110,13 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
     l->check_keys(known);
     graph_launch_scale = l->get_fraction("graph_launch_scale", graph_launch_scale);
     row_ctas_per_sm = static_cast<int>(l->get_positive_int("row_ctas_per_sm", row_ctas_per_sm));
-    light_l2_resident = l->get_fraction("l2_resident_fraction", light_l2_resident);
+    light_l2_resident_fraction =
+        l->get_fraction("l2_resident_fraction", light_l2_resident_fraction);
     light_l2_speedup = l->get_positive("l2_speedup", light_l2_speedup);
     if (light_l2_speedup < 1) {
-      l->at("l2_speedup").fail("expected a speedup of at least 1 (L2 is not slower than DRAM)");
+      l->at("l2_speedup")
+          .fail(fmt::format("expected a speedup of at least 1 (L2 is not slower than DRAM), got {}",
+                            light_l2_speedup));
     }
     for (std::size_t i = 0; i < kNumLightKernels; ++i) {
       if (auto k =

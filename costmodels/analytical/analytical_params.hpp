@@ -82,9 +82,9 @@ struct AnalyticalParams {
   // sm86/89/120 with 1536 threads); rows beyond SMs · this run in further waves.
   int row_ctas_per_sm = 2;
   // A light kernel's input that the kernel before it just wrote is still in L2 up to
-  // light_l2_resident · L2 bytes, read at light_l2_speedup × the kernel's DRAM stream rate
+  // light_l2_resident_fraction · L2 bytes, read at light_l2_speedup × the kernel's DRAM stream rate
   // (0: no such reuse).
-  double light_l2_resident = 0;
+  double light_l2_resident_fraction = 0;
   double light_l2_speedup = 1;
   // Collectives
   double nvlink_efficiency = 0.6;

@@ -75,8 +75,9 @@ FitReport fit_home_constants(
   const AnalyticalTerms terms;
   const double bw = gpu.memory_bw_gb_per_s;
 
-  // Light kernels: per kernel kind, t/count = (t_lat^q + (bytes / (fraction · BW))^q)^(1/q),
-  // t_lat = floor + row_elem_ns · row elements · waves of rows.
+  // Light kernels: per kernel kind, t/count = (t_lat^q + t_bw^q)^(1/q), t_lat = floor +
+  // row_elem_ns · row elements · waves of rows, t_bw = the bytes at fraction · BW (a norm's or
+  // the add's just-written input from L2 while it fits: light_kernel_ns).
   std::map<LightKernel, std::vector<LightWork>> lx;
   std::map<LightKernel, std::vector<double>> ly;
   std::map<LightKernel, std::map<std::string, int>> lfiles;
@@ -107,7 +108,7 @@ FitReport fit_home_constants(
   std::vector<LightKernel> order;
   if (lx.count(LightKernel::kRmsNorm) && lx[LightKernel::kRmsNorm].size() >= 4) {
     order.push_back(LightKernel::kRmsNorm);
-    rep.params.light_l2_resident = 0.25;
+    rep.params.light_l2_resident_fraction = 0.25;
     rep.params.light_l2_speedup = 2;
   }
   for (const auto& [k, x] : lx) {
@@ -116,6 +117,8 @@ FitReport fit_home_constants(
   for (const LightKernel k : order) {
     const std::vector<LightWork>& x = lx[k];
     const bool shares_l2 = k == LightKernel::kRmsNorm;
+    const bool reads_l2 =
+        std::any_of(x.begin(), x.end(), [](const LightWork& w) { return w.reuse_bytes > 0; });
     // Start from the additive form's relative least squares (floor + bytes / (fraction · BW)),
     // then a coordinate search on the knee form's MAPE; the row latency is searched only for
     // per-token kernels (row elements > 0) and is 0 for elementwise ones.
@@ -144,7 +147,7 @@ FitReport fit_home_constants(
                                     {&l.bw_fraction, 0.01, 1.0, 0.1}};
     if (per_row) axes.push_back({&l.row_elem_ns, 0.0, kInf, 0.2});
     if (shares_l2) {
-      axes.push_back({&rep.params.light_l2_resident, 0.0, 1.0, 0.1});
+      axes.push_back({&rep.params.light_l2_resident_fraction, 0.0, 1.0, 0.1});
       axes.push_back({&rep.params.light_l2_speedup, 1.0, kInf, 0.5});
     }
     const double best = coordinate_search(axes, 10, mape(l), [&] { return mape(l); });
@@ -152,13 +155,13 @@ FitReport fit_home_constants(
       rep.text += fmt::format(
           "  light L2 reuse: resident {:.3f} of L2, read at {:.2f}x the stream rate "
           "(fitted on rmsnorm)\n",
-          rep.params.light_l2_resident, rep.params.light_l2_speedup);
+          rep.params.light_l2_resident_fraction, rep.params.light_l2_speedup);
       rep.yaml_fitted.push_back(fmt::format(
           "light.l2: {{l2_resident_fraction: {:.4f}, l2_speedup: {:.4f}, rows: {}, method: "
           "coordinate search with light.rmsnorm (started from 0.25 and 2) minimising its MAPE "
-          "with hit = min(input bytes the op before wrote, fraction * L2) read at speedup x "
-          "fraction * BW, from: \"{}\"}}",
-          rep.params.light_l2_resident, rep.params.light_l2_speedup, x.size(),
+          "with hit = min(input bytes the op before wrote, l2_resident_fraction * L2) read at "
+          "l2_speedup x bw_fraction * BW, from: \"{}\"}}",
+          rep.params.light_l2_resident_fraction, rep.params.light_l2_speedup, x.size(),
           rows_note(lfiles[k])));
     }
     rep.params.light[static_cast<std::size_t>(k)] = l;
@@ -169,11 +172,13 @@ FitReport fit_home_constants(
         light_kernel_name(k), l.floor_ns, l.bw_fraction, l.row_elem_ns, best, x.size());
     rep.yaml_fitted.push_back(fmt::format(
         "light.{}: {{floor_ns: {:.0f}, bw_fraction: {:.4f}, row_elem_ns: {:.4f}, rows: {}, "
-        "method: coordinate search minimising the MAPE of t = (t_lat^q + t_bw^q)^(1/q), "
-        "t_bw = (bytes - hit)/(fraction*BW) + hit/(l2_speedup*fraction*BW) (hit: light.l2), "
+        "method: coordinate search minimising the MAPE of t = (t_lat^q + t_bw^q)^(1/q), {}, "
         "t_lat = floor + row_elem_ns * row elements * ceil(tokens / (SMs * row_ctas_per_sm)), "
         "q = knee_q, from: \"{}\"}}",
         light_kernel_name(k), l.floor_ns, l.bw_fraction, l.row_elem_ns, x.size(),
+        reads_l2 ? "t_bw = (bytes - hit)/(fraction*BW) + hit/(l2_speedup*fraction*BW) (hit: "
+                   "light.l2)"
+                 : "t_bw = bytes/(fraction*BW)",
         rows_note(lfiles[k])));
   }
 
@@ -217,7 +222,7 @@ FitReport fit_home_constants(
       const Eigen::VectorXd beta = relative_lsq(mx, my);
       if (beta(1) > 0 && beta(0) > 0) {
         rep.params.eta_max = 1 / (beta(1) * bw);
-        rep.params.x_half = beta(0) * rep.params.eta_max * bw / (gpu.l2_mb * 1048576.0);
+        rep.params.x_half = beta(0) * rep.params.eta_max * bw / gpu.l2_bytes();
       }
       rep.text += fmt::format("  memory  eta_max {:.4f}  x_half {:.4f}  ({} rows with M ≤ 16)\n",
                               rep.params.eta_max, rep.params.x_half, mx.size());
@@ -459,7 +464,7 @@ std::string analytical_section_yaml(const AnalyticalParams& p,
   s += fmt::format(
       "  light:\n    graph_launch_scale: {:g}\n    row_ctas_per_sm: {}\n"
       "    l2_resident_fraction: {:.4f}\n    l2_speedup: {:.4f}\n",
-      p.graph_launch_scale, p.row_ctas_per_sm, p.light_l2_resident, p.light_l2_speedup);
+      p.graph_launch_scale, p.row_ctas_per_sm, p.light_l2_resident_fraction, p.light_l2_speedup);
   for (std::size_t i = 0; i < kNumLightKernels; ++i) {
     s += fmt::format("    {}: {{floor_ns: {:.0f}, bw_fraction: {:.4f}, row_elem_ns: {:.4f}}}\n",
                      light_kernel_name(static_cast<LightKernel>(i)), p.light[i].floor_ns,

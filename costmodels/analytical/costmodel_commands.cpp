@@ -176,7 +176,7 @@ nlohmann::json slice_json(const ProfileValidation::Slice& s) {
   // One scale per file (TP slices give theirs; merged slices hold one per file: null).
   j["mlp_block"]["file_offset"] = {
       {"scale", s.offset_scale > 0 ? nlohmann::json(s.offset_scale) : nlohmann::json()},
-      {"mape", s.offset_block.mape()}};
+      {"mape", s.offset_block.n > 0 ? nlohmann::json(s.offset_block.mape()) : nlohmann::json()}};
   return j;
 }
 
@@ -203,9 +203,9 @@ std::string slice_text(const std::string& label, const ProfileValidation::Slice&
       "time-weighted block error at most\n",
       s.light_time_share(), s.light_error_points());
   out += fmt::format(
-      "    after one offset per file (the scale that best fits each file's blocks: an oracle of "
-      "whole-file drift, not a model): block {:.2f}%\n",
-      s.offset_block.mape());
+      "    after one offset per model x TP (the scale that best fits each profiling run's blocks: "
+      "an oracle of whole-run drift, not a model): block {}\n",
+      s.offset_block.n > 0 ? fmt::format("{:.2f}%", s.offset_block.mape()) : "n/a");
   return out;
 }
 
@@ -321,11 +321,13 @@ std::string run_validate(const CostmodelArgs& a) {
   for (const auto& r : results) {
     for (std::size_t i = 1; i < r.slices.size(); ++i) {
       const ProfileValidation::Slice& s = r.slices[i];
+      const std::string offset =
+          s.offset_block.n > 0
+              ? fmt::format("x{:.3f} {:6.2f}%", s.offset_scale, s.offset_block.mape())
+              : "n/a";
       out += fmt::format(
-          "{:<44} TP{}  block {:6.2f}%  decode {:6.2f}%  prefill {:6.2f}%  offset x{:.3f} "
-          "{:6.2f}%\n",
-          r.model, s.tp, s.block.mape(), s.decode_block.mape(), s.prefill_block.mape(),
-          s.offset_scale, s.offset_block.mape());
+          "{:<44} TP{}  block {:6.2f}%  decode {:6.2f}%  prefill {:6.2f}%  offset {}\n", r.model,
+          s.tp, s.block.mape(), s.decode_block.mape(), s.prefill_block.mape(), offset);
       if (a.per_tp) out += slice_text("", r.slices[i]);
     }
   }

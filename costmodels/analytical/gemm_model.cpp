@@ -129,7 +129,7 @@ double candidate_ns(const GemmShape& g, const GemmCandidate& c, double flops_per
   if (terms.wave) t_c += c.waves * p.wave_ns;
   const double bw = gpu.memory_bw_gb_per_s;  // bytes per ns
   double t_m = c.bytes / bw;
-  if (terms.l2_law) t_m = (c.bytes + p.x_half * gpu.l2_mb * 1048576.0) / (p.eta_max * bw);
+  if (terms.l2_law) t_m = (c.bytes + p.x_half * gpu.l2_bytes()) / (p.eta_max * bw);
   if (!terms.knee) return std::max(t_c, t_m);
   return knee_ns(t_c, t_m, p.knee_q);
 }

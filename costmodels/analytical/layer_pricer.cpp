@@ -23,7 +23,8 @@ double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, con
 }
 
 LightMemory light_memory(const GpuSpec& gpu, const AnalyticalParams& p) {
-  return {gpu.memory_bw_gb_per_s, p.light_l2_resident * gpu.l2_mb * 1048576.0, p.light_l2_speedup};
+  return {gpu.memory_bw_gb_per_s, p.light_l2_resident_fraction * gpu.l2_bytes(),
+          p.light_l2_speedup};
 }
 
 double row_slots(const GpuSpec& gpu, const AnalyticalParams& p) {

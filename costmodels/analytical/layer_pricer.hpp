@@ -28,8 +28,8 @@ struct LightWork {
 
 // Where a light kernel's bytes come from: DRAM at `bw` bytes/ns and, for the input the kernel
 // before it just wrote, L2 while that input is at most `l2_resident_bytes`
-// (light_l2_resident · L2; the rest of a larger input was evicted), read at `l2_speedup` × the
-// kernel's own DRAM rate.
+// (light_l2_resident_fraction · L2; the rest of a larger input was evicted), read at `l2_speedup` ×
+// the kernel's own DRAM rate.
 struct LightMemory {
   double bw = 0;
   double l2_resident_bytes = 0;
@@ -37,7 +37,7 @@ struct LightMemory {
 };
 LightMemory light_memory(const GpuSpec& gpu, const AnalyticalParams& p);
 
-// One light kernel at `bw` bytes/ns (PHYSICS §4, §9). At few tokens it is latency-bound: the
+// One light kernel on the memory `m` (PHYSICS §4, §9). At few tokens it is latency-bound: the
 // launch floor plus, for a per-token kernel, the serial walk of one row,
 //   t_lat = floor + row_elem_ns · row_elems · ⌈rows / (row_slots)⌉  (row_slots = SMs · CTAs/SM),
 // at many it streams at bw_fraction of the bandwidth,

@@ -42,12 +42,12 @@ struct ProfileValidation {
     int tp = 0;  // 0 = all TP degrees
     std::array<ErrorStats, kNumVidurOps> ops{}, decode_ops{}, prefill_ops{};
     ErrorStats block, decode_block, prefill_block;
-    // The file offset, an oracle no shape model has: the one scale s of this file's block
-    // predictions that minimises their MAPE (Σ|s·p/m − 1| is least at the median of m/p weighted
-    // by p/m), and the block errors after it. What it removes is error shared by the whole file
-    // (a harness state of the profiling run, such as the between-files drift), not error of
-    // shape. Per TP slice (one mlp.csv × TP degree is one profiling run); a merged slice keeps
-    // each file's own scale (offset_scale 0).
+    // The file offset (a "file" here is one model × TP degree, one profiling run), an oracle no
+    // shape model has: the one scale s of this file's block predictions that minimises their
+    // MAPE (Σ|s·p/m − 1| is least at the median of m/p weighted by p/m), and the block errors
+    // after it. What it removes is error shared by the whole file (a harness state of the
+    // profiling run, such as the between-files drift), not error of shape. Per TP slice; a merged
+    // slice keeps each file's own scale (offset_scale 0).
     double offset_scale = 0;
     ErrorStats offset_block;
     void merge(const Slice& o);

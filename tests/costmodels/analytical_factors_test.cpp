@@ -309,11 +309,11 @@ TEST_CASE(
   // light_memory: the resident share of the GPU's L2 (MiB) and its speedup.
   const GpuSpec gpu = testing::a100_like();
   AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
-  p.light_l2_resident = 0.25;
+  p.light_l2_resident_fraction = 0.25;
   p.light_l2_speedup = 3;
   const LightMemory g = light_memory(gpu, p);
   CHECK(g.bw == gpu.memory_bw_gb_per_s);
-  CHECK(g.l2_resident_bytes == Approx(0.25 * gpu.l2_mb * 1048576.0));
+  CHECK(g.l2_resident_bytes == Approx(0.25 * 40 * 1048576.0));
   CHECK(g.l2_speedup == 3);
 }
 
@@ -371,6 +371,19 @@ TEST_CASE("a hardware file must give every analytical constant: no built-in defa
     CHECK_THROWS_WITH(AnalyticalParams::for_gpu(gpu_with(out.c_str())), Catch::Contains(key));
   }
   CHECK_THROWS_WITH(AnalyticalParams::for_gpu(gpu_with("name: x")), Catch::Contains("analytical"));
+  // L2 is not slower than DRAM, and holds at most all of L2.
+  for (const auto& [key, value, expected] :
+       {std::tuple{"l2_speedup", "0.5", "expected a speedup of at least 1"},
+        std::tuple{"l2_resident_fraction", "1.5", "l2_resident_fraction"}}) {
+    INFO(key);
+    ConfigNode n = ConfigNode::parse(complete, "gpu.yaml");
+    YAML::Node root = YAML::Clone(n.yaml());
+    root["analytical"]["light"][key] = value;
+    YAML::Emitter out;
+    out << root;
+    CHECK_THROWS_WITH(AnalyticalParams::for_gpu(gpu_with(out.c_str())),
+                      Catch::Contains(expected) && Catch::Contains("gpu.yaml"));
+  }
   GpuSpec bare = testing::a100_like();
   bare.file = ConfigNode();
   CHECK_THROWS_AS(AnalyticalParams::for_gpu(bare), InputError);
@@ -550,7 +563,7 @@ TEST_CASE(
     "[costmodels][analytical]") {
   const GpuSpec gpu = testing::a100_like();
   AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
-  p.light_l2_resident = 0.25;
+  p.light_l2_resident_fraction = 0.25;
   p.light_l2_speedup = 2;
   const ModelSpec m = testing::llama2_7b_like();
   AnalyticalTerms no_l2;
@@ -570,7 +583,7 @@ TEST_CASE(
     CHECK(with[op(o)] == without[op(o)]);
   }
   // With no resident share the term changes nothing.
-  p.light_l2_resident = 0;
+  p.light_l2_resident_fraction = 0;
   const LayerPricer none(testing::replica_of(gpu, m, 1), p, AnalyticalTerms{});
   CHECK(none.vidur_ops_ns(512)[op(VidurOp::kAdd)] == without[op(VidurOp::kAdd)]);
 }

@@ -37,6 +37,8 @@ TEST_CASE("fit --write replaces the analytical section and keeps the records it 
   report.params = AnalyticalParams::for_gpu(testing::a100_like());
   report.params.light[static_cast<std::size_t>(LightKernel::kRope)].row_elem_ns = 0.3;
   report.params.row_ctas_per_sm = 1;
+  report.params.light_l2_resident_fraction = 0.3;
+  report.params.light_l2_speedup = 2.5;
   report.yaml_fitted = {"gemm: {efficiency: 0.7, rows: 9}"};
   write_fitted_section(file.string(), report, "unused: template\n");
   const std::string text = read_all(file);
@@ -52,6 +54,8 @@ TEST_CASE("fit --write replaces the analytical section and keeps the records it 
   back.apply_analytical(node.at("analytical"), /*complete=*/true);
   CHECK(back.light[static_cast<std::size_t>(LightKernel::kRope)].row_elem_ns == Approx(0.3));
   CHECK(back.row_ctas_per_sm == 1);
+  CHECK(back.light_l2_resident_fraction == Approx(0.3));
+  CHECK(back.light_l2_speedup == Approx(2.5));
   CHECK(back.gemm_efficiency == Approx(report.params.gemm_efficiency).margin(1e-4));
 }
 

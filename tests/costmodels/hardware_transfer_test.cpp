@@ -54,7 +54,7 @@ TEST_CASE("transferred hardware files hold what their rules derive from the home
       CHECK(p.light[i].row_elem_ns == Approx(home.light[i].row_elem_ns * clock).margin(1e-4));
       CHECK(p.light[i].bw_fraction == Approx(home.light[i].bw_fraction * eta_ratio).margin(1e-4));
     }
-    CHECK(p.light_l2_resident == home.light_l2_resident);
+    CHECK(p.light_l2_resident_fraction == home.light_l2_resident_fraction);
     CHECK(p.light_l2_speedup == home.light_l2_speedup);
     CHECK(p.gemm_launch_ns == home.gemm_launch_ns);
     CHECK(p.tiles == home.tiles);

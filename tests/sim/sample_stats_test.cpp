@@ -36,6 +36,10 @@ TEST_CASE("the weighted median minimises the weighted absolute deviation", "[sim
   CHECK(weighted_median({{4, 1}, {1, 1}, {2, 1}, {3, 1}}) == 2);  // even count: the lower one
   CHECK(std::isnan(weighted_median({})));
   CHECK(std::isnan(weighted_median({{1, 0}, {2, 0}})));
+  // Non-finite values or weights and negative weights are left out.
+  const double nan = std::nan("");
+  CHECK(weighted_median({{nan, 5}, {1, 1}, {2, 1}, {3, 1}, {9, -4}, {0, nan}}) == 2);
+  CHECK(std::isnan(weighted_median({{nan, 1}, {1, -1}})));
   // No other point of the sample does better on Σ w·|s − v|.
   const std::vector<std::pair<double, double>> vw = {
       {0.93, 1.1}, {1.07, 0.9}, {0.98, 1.3}, {1.21, 0.7}, {1.01, 1.0}};
