@@ -11,6 +11,7 @@
 #include "costmodels/analytical/costmodel_commands.hpp"
 #include "costmodels/analytical/profile_validation.hpp"
 #include "sim/catalog.hpp"
+#include "tests/costmodels/rf/rf_test_support.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;
@@ -405,14 +406,10 @@ TEST_CASE(
   CHECK_THROWS_WITH(run_validate(check),
                     Catch::Contains("--hardware: ") && Catch::Contains("describes a100-80gb"));
   fs::copy_file(check.hardware_file, dir / "a100.yaml");
-  const std::string before = [&] {
-    std::ifstream f(dir / "a100.yaml");
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  }();
+  const std::string before = testing::read_file(dir / "a100.yaml");
   a.write_file = (dir / "a100.yaml").string();
   CHECK_THROWS_WITH(run_fit(a), Catch::Contains("is a100-80gb's hardware file, not h100-sxm's"));
-  std::ifstream after(dir / "a100.yaml");
-  CHECK(std::string(std::istreambuf_iterator<char>(after), {}) == before);
+  CHECK(testing::read_file(dir / "a100.yaml") == before);
   fs::remove_all(dir);
 }
 

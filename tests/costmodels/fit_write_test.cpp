@@ -1,6 +1,4 @@
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -12,14 +10,7 @@
 
 using namespace servesim;
 
-namespace {
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-}  // namespace
+using testing::read_file;
 
 TEST_CASE("fit --write replaces the analytical section and keeps the records it did not refit",
           "[costmodels][fit]") {
@@ -41,7 +32,7 @@ TEST_CASE("fit --write replaces the analytical section and keeps the records it 
   report.params.light_l2_speedup = 2.5;
   report.yaml_fitted = {"gemm: {efficiency: 0.7, rows: 9}"};
   write_fitted_section(file.string(), report, "unused: template\n");
-  const std::string text = read_all(file);
+  const std::string text = read_file(file);
   CHECK_THAT(text, Catch::Contains("name: my-gpu\n"));
   CHECK_THAT(text, Catch::Contains("host: {eager_floor_ns: 1"));
   CHECK_THAT(text, Catch::Contains("    gemm: {efficiency: 0.7, rows: 9}"));
@@ -69,7 +60,7 @@ TEST_CASE("fit --write to a new file starts from the GPU's own hardware file",
   write_fitted_section(file.string(), report,
                        "name: my-gpu\nsms: 108\nanalytical: {gemm: {efficiency: 0.2}}\n"
                        "host: {eager_floor_ns: 5}\n");
-  const std::string text = read_all(file);
+  const std::string text = read_file(file);
   CHECK_THAT(text, Catch::StartsWith("name: my-gpu\nsms: 108\n"));
   CHECK_THAT(text, Catch::Contains("host: {eager_floor_ns: 5}"));
   CHECK_THAT(text, Catch::Contains("    gemm: {efficiency: 0.7, rows: 9}"));
@@ -93,7 +84,7 @@ TEST_CASE("costmodel fit --write to a new file on the A100 profile reproduces th
   (void)run_fit(a);
   Catalog catalog(Catalog::default_dirs());
   const std::string shipped = catalog.gpu("a100-80gb", ConfigNode::flag("test")).file.file();
-  CHECK(read_all(a.write_file) == read_all(shipped));
+  CHECK(read_file(a.write_file) == read_file(shipped));
 }
 
 TEST_CASE("costmodel network scores every node type and accepts the compute folder beside it",
