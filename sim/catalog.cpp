@@ -46,9 +46,7 @@ std::vector<std::string> Catalog::default_dirs() {
 }
 
 std::string Catalog::default_gpu_name(const std::string& name, const ConfigNode& where) {
-  static std::mutex mutex;
   static Catalog catalog(default_dirs());
-  const std::lock_guard lock(mutex);
   return catalog.gpu(name, where).name;
 }
 
@@ -104,6 +102,7 @@ const GpuSpec& Catalog::gpu(const std::string& name, const ConfigNode& where) {
   if (it == gpu_files_.end()) {
     where.fail(fmt::format("unknown GPU '{}' (known: {})", name, fmt::join(gpu_display_, ", ")));
   }
+  const std::lock_guard lock(*mutex_);
   if (auto hit = gpus_.find(it->second); hit != gpus_.end()) return *hit->second;
   gpu_store_.push_back(load_gpu(ConfigNode::load_file(it->second)));
   gpus_[it->second] = &gpu_store_.back();
@@ -126,6 +125,7 @@ const ModelSpec& Catalog::model(const std::string& name, const ConfigNode& where
                     "configs/models/; known: {})",
                     name, fmt::join(model_names(), ", ")));
   }
+  const std::lock_guard lock(*mutex_);
   if (auto hit = models_.find(it->second); hit != models_.end()) return *hit->second;
   model_store_.push_back(load_model(ConfigNode::load_file(it->second)));
   models_[it->second] = &model_store_.back();

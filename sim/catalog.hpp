@@ -2,6 +2,8 @@
 
 #include <deque>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,9 @@ std::string lowercase(std::string s);
 // (<dir>/models/<org>/<name>.yaml) by name. GPU names match the file stem, the `name:` key or
 // any alias, case-insensitively; model names are Hugging Face ids, matched exactly first, then
 // case-insensitively. Directories are searched in order; the first match wins.
-// Returned references stay valid for the catalog's lifetime. Not thread-safe while loading.
+// Returned references stay valid for the catalog's lifetime. Thread-safe: the files are indexed
+// at construction and the lookups that load a spec on first use take a lock, so several runs
+// (a sweep's points) can share one catalog.
 class Catalog {
  public:
   explicit Catalog(std::vector<std::string> dirs);
@@ -48,6 +52,8 @@ class Catalog {
   std::deque<GpuSpec> gpu_store_;
   std::deque<ModelSpec> model_store_;
   std::vector<std::string> gpu_display_;  // canonical names for messages
+  // Guards gpus_, models_ and the stores; held by pointer so that a catalog stays movable.
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
 };
 
 }  // namespace servesim

@@ -81,10 +81,11 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
 
 ConfigNode ConfigNode::flag(const std::string& name) { return parse("", name); }
 
-void ConfigNode::apply_override(const std::string& assignment) {
+void ConfigNode::apply_override(const std::string& assignment, std::string_view flag) {
+  const std::string given = fmt::format("{} {}", flag, assignment);
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
-    throw InputError(fmt::format("--set {}: expected key.path=value", assignment));
+    throw InputError(fmt::format("{}: expected key.path=value", given));
   }
   const std::string key_path = assignment.substr(0, eq);
   const std::string value_text = assignment.substr(eq + 1);
@@ -92,13 +93,13 @@ void ConfigNode::apply_override(const std::string& assignment) {
   try {
     value = YAML::Load(value_text);
   } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("--set {}: {}", assignment, e.msg));
+    throw InputError(fmt::format("{}: {}", given, e.msg));
   }
   std::vector<std::string> parts;
   std::string part;
   std::istringstream split(key_path);
   while (std::getline(split, part, '.')) {
-    if (part.empty()) throw InputError(fmt::format("--set {}: empty key in path", assignment));
+    if (part.empty()) throw InputError(fmt::format("{}: empty key in path", given));
     parts.push_back(part);
   }
   // Walk with explicit node copies: yaml-cpp nodes are handles, so assigning through them edits
@@ -109,16 +110,14 @@ void ConfigNode::apply_override(const std::string& assignment) {
       std::size_t idx = 0;
       auto [p, ec] = std::from_chars(parts[i].data(), parts[i].data() + parts[i].size(), idx);
       if (ec != std::errc() || idx >= cur.size()) {
-        throw InputError(
-            fmt::format("--set {}: '{}' is not an index of the list", assignment, parts[i]));
+        throw InputError(fmt::format("{}: '{}' is not an index of the list", given, parts[i]));
       }
       cur.reset(cur[idx]);
       continue;
     }
     if (!cur[parts[i]] || !cur[parts[i]].IsMap()) {
       if (cur[parts[i]] && !cur[parts[i]].IsNull() && !cur[parts[i]].IsSequence()) {
-        throw InputError(
-            fmt::format("--set {}: '{}' is a value, not a section", assignment, parts[i]));
+        throw InputError(fmt::format("{}: '{}' is a value, not a section", given, parts[i]));
       }
       if (!cur[parts[i]] || cur[parts[i]].IsNull()) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
     }
@@ -130,14 +129,13 @@ void ConfigNode::apply_override(const std::string& assignment) {
     auto [p, ec] =
         std::from_chars(parts.back().data(), parts.back().data() + parts.back().size(), idx);
     if (ec != std::errc() || idx >= cur.size()) {
-      throw InputError(
-          fmt::format("--set {}: '{}' is not an index of the list", assignment, parts.back()));
+      throw InputError(fmt::format("{}: '{}' is not an index of the list", given, parts.back()));
     }
     cur[idx] = value;
   } else {
     cur[parts.back()] = value;
   }
-  ctx_->overrides.emplace_back(key_path, assignment);
+  ctx_->overrides.emplace_back(key_path, given);
 }
 
 std::string ConfigNode::base_dir() const {
@@ -168,7 +166,7 @@ std::string ConfigNode::where() const {
     const auto& [p, assignment] = *it;
     if (dotted == p || (dotted.size() > p.size() && dotted.compare(0, p.size(), p) == 0 &&
                         dotted[p.size()] == '.')) {
-      return "--set " + assignment;
+      return assignment;
     }
   }
   const YAML::Mark m = node_.IsNull() && !key_mark_.is_null() ? key_mark_ : node_.Mark();
@@ -179,7 +177,7 @@ std::string ConfigNode::where() const {
       const auto& [p, assignment] = *it;
       if (!dotted.empty() && p.size() > dotted.size() && p.compare(0, dotted.size(), dotted) == 0 &&
           p[dotted.size()] == '.') {
-        return "--set " + assignment;
+        return assignment;
       }
     }
     return ctx_->file;

@@ -29,7 +29,9 @@ class ConfigNode {
   static ConfigNode flag(const std::string& name);
 
   // Applies "a.b.c=value" (value parsed as YAML). Creates missing maps. Call before reading.
-  void apply_override(const std::string& assignment);
+  // Errors on the value name `flag` and the assignment ("--set a.b=c", or "--vary a.b=c" for a
+  // sweep point), so a message says which flag gave the value.
+  void apply_override(const std::string& assignment, std::string_view flag = "--set");
 
   const std::string& file() const { return ctx_->file; }
   // Folder of the file this node came from ("" for parsed text); relative paths resolve here.
@@ -85,7 +87,7 @@ class ConfigNode {
 
   // Throws InputError at this node's position.
   [[noreturn]] void fail(const std::string& message) const;
-  // "file:line:col" of this node, or "--set a.b=c" for overridden values.
+  // "file:line:col" of this node, or "--set a.b=c" (the flag that gave it) for overridden values.
   std::string where() const;
 
   // Deep copy of the YAML (for writing a resolved config next to outputs).
@@ -94,7 +96,7 @@ class ConfigNode {
  private:
   struct Context {
     std::string file;
-    std::vector<std::pair<std::string, std::string>> overrides;  // path, original assignment
+    std::vector<std::pair<std::string, std::string>> overrides;  // path, "--flag a.b=c"
   };
   ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::string path);
   std::string child_path(std::string_view key) const;

@@ -28,8 +28,15 @@ namespace fs = std::filesystem;
 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
                           std::optional<std::uint64_t> seed) {
+  std::vector<ConfigOverride> flagged;
+  for (const auto& o : overrides) flagged.push_back({"--set", o});
+  return load_run_config(path, flagged, seed);
+}
+
+RunConfig load_run_config(const std::string& path, const std::vector<ConfigOverride>& overrides,
+                          std::optional<std::uint64_t> seed) {
   ConfigNode root = ConfigNode::load_file(path);
-  for (const auto& o : overrides) root.apply_override(o);
+  for (const auto& o : overrides) root.apply_override(o.assignment, o.flag);
   return RunConfig::parse(root, seed);
 }
 
@@ -45,12 +52,29 @@ std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
 
 }  // namespace
 
-BuiltRun build_run(const RunConfig& config) {
+std::shared_ptr<Catalog> RunCache::catalog(const std::vector<std::string>& dirs) {
+  const std::lock_guard lock(mutex_);
+  auto& entry = catalogs_[dirs];
+  if (!entry) entry = std::make_shared<Catalog>(dirs);
+  return entry;
+}
+
+std::shared_ptr<const CostModel> RunCache::cost_model(const ConfigNode& node,
+                                                      const std::vector<std::string>& dirs) {
+  // The file matters beside the text: relative paths in the section resolve against its folder.
+  std::string key = fmt::format("{}\n{}\n{}", fmt::join(dirs, "\n"), node.file(), node.dump());
+  const std::lock_guard lock(mutex_);
+  auto& entry = cost_models_[key];
+  if (!entry) entry = make_cost_model(node);
+  return entry;
+}
+
+BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   BuiltRun run;
   run.config = config;
   std::vector<std::string> dirs = config.catalog_dirs;
   for (const auto& d : Catalog::default_dirs()) dirs.push_back(d);
-  run.catalog = std::make_unique<Catalog>(dirs);
+  run.catalog = cache ? cache->catalog(dirs) : std::make_shared<Catalog>(dirs);
   SchedulerOptions base_options = parse_scheduler_options(config.scheduler);
   // The serving engine's own semantics (an analytical cost model's engine profile: CUDA-graph
   // mode, async scheduling) hold wherever the config does not set them itself.
@@ -174,7 +198,8 @@ BuiltRun build_run(const RunConfig& config) {
     }
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));
-  run.cost_model = make_cost_model(config.cost_model);
+  run.cost_model = cache ? cache->cost_model(config.cost_model, dirs)
+                         : std::shared_ptr<const CostModel>(make_cost_model(config.cost_model));
   for (const auto& g : config.replicas) {
     if (const std::string why = run.cost_model->power_cap_problem(g.power_cap_w); !why.empty()) {
       g.node.at("power_cap_w").fail(why + " (expected cost_model kind analytical, or no cap)");
@@ -187,8 +212,8 @@ BuiltRun build_run(const RunConfig& config) {
 namespace {
 
 // The metrics summary of `config` run with every step time × `scale` (no outputs).
-nlohmann::json scaled_summary(const RunConfig& config, double scale) {
-  BuiltRun run = build_run(config);
+nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* cache) {
+  BuiltRun run = build_run(config, cache);
   const ScaledCostModel scaled(*run.cost_model, scale);
   MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
   Engine engine(run.fleet, *run.router, *run.workload, scaled, {&metrics});
@@ -200,10 +225,10 @@ nlohmann::json scaled_summary(const RunConfig& config, double scale) {
 // gain = (x(+delta) − x(−delta)) / x / (2 delta) per latency statistic: a 1% step-time error
 // moves x by about gain %; SLO attainment is given at both ends.
 nlohmann::json step_time_sensitivity(const RunConfig& config, const nlohmann::json& base,
-                                     double delta) {
+                                     double delta, RunCache* cache) {
   nlohmann::json up, down;
-  tbb::parallel_invoke([&] { up = scaled_summary(config, 1 + delta); },
-                       [&] { down = scaled_summary(config, 1 - delta); });
+  tbb::parallel_invoke([&] { up = scaled_summary(config, 1 + delta, cache); },
+                       [&] { down = scaled_summary(config, 1 - delta, cache); });
   nlohmann::json s;
   s["delta_pct"] = delta * 100;
   for (const auto& [metric, stats] : base["latency_ms"].items()) {
@@ -256,7 +281,8 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet);
   nlohmann::json sensitivity;
   if (options.sensitivity_delta > 0) {
-    sensitivity = step_time_sensitivity(run.config, metrics_summary, options.sensitivity_delta);
+    sensitivity = step_time_sensitivity(run.config, metrics_summary, options.sensitivity_delta,
+                                        options.cache);
   }
   nlohmann::json summary;
   summary["name"] = run.config.name;

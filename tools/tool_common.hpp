@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,17 +25,47 @@ namespace servesim {
 // Everything one run needs, built and validated from a RunConfig before simulated time 0.
 struct BuiltRun {
   RunConfig config;
-  std::unique_ptr<Catalog> catalog;  // owns the specs the fleet points at
+  std::shared_ptr<Catalog> catalog;  // owns the specs the fleet points at (declared first: the
+                                     // cost model's tables key on their addresses)
   Fleet fleet;
   std::unique_ptr<Router> router;
-  std::unique_ptr<CostModel> cost_model;
+  std::shared_ptr<const CostModel> cost_model;
   std::unique_ptr<Workload> workload;
+};
+
+// What the runs of one study (a sweep's points) share: catalogs and cost models, which are
+// immutable and thread-safe once built. A cost model is shared only with the catalog it was
+// built beside, since its per-replica tables key on that catalog's spec addresses. Entries are
+// keyed by what builds them (catalog folders; the cost_model section's text and file), so a
+// run built through the cache prices every step exactly as one built alone. Thread-safe.
+class RunCache {
+ public:
+  std::shared_ptr<Catalog> catalog(const std::vector<std::string>& dirs);
+  // The cost model of `node` for runs whose catalog is catalog(dirs).
+  std::shared_ptr<const CostModel> cost_model(const ConfigNode& node,
+                                              const std::vector<std::string>& dirs);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::vector<std::string>, std::shared_ptr<Catalog>> catalogs_;
+  std::map<std::string, std::shared_ptr<const CostModel>> cost_models_;
+};
+
+// One value given on the command line: "key.path=value" and the flag that gave it (errors on the
+// value name the flag: "--set …", or "--vary …" for a sweep point).
+struct ConfigOverride {
+  std::string flag;
+  std::string assignment;
 };
 
 // Loads a config file, applies --set overrides and the seed override, validates everything.
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
                           std::optional<std::uint64_t> seed);
-BuiltRun build_run(const RunConfig& config);
+// The same with each override's flag: what `simulate --set` does is this with "--set" each.
+RunConfig load_run_config(const std::string& path, const std::vector<ConfigOverride>& overrides,
+                          std::optional<std::uint64_t> seed);
+// Builds `config`'s run; with a cache, its catalog and cost model come from (and go into) it.
+BuiltRun build_run(const RunConfig& config, RunCache* cache = nullptr);
 
 struct RunOptions {
   std::string out_dir;        // "" = the config's output.dir or out/<name>
@@ -42,6 +74,7 @@ struct RunOptions {
   // > 0: run twice more (no outputs) with every step time × (1 ± sensitivity_delta) and add
   // summary["sensitivity"]: per latency metric, the % change per 1% of step-time error (gain).
   double sensitivity_delta = 0;
+  RunCache* cache = nullptr;  // where the sensitivity runs get their catalog and cost model
 };
 
 // Runs a built run to the end. Returns summary.json's document (also written when outputs are).

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,21 +17,59 @@ namespace servesim {
 // first use and shared afterwards. Keyed by every ReplicaSpec field that can change a price; the
 // GPU and model specs are keyed by address, so they must outlive the cache and not change (the
 // catalog's do). Thread-safe: lookups share a lock, the first build of a key takes it exclusively.
+// Each thread also remembers the entry it got last (a run asks for the same replica every step),
+// so concurrent runs (a sweep's points) do not meet on the lock at every step.
 template <class Prepared>
 class ReplicaTableCache {
  public:
+  ReplicaTableCache() : id_(next_id()) {}
+
   // The entry for `r`, built by `build()` (returning std::unique_ptr<Prepared>) when missing.
   template <class Build>
   const Prepared& get(const ReplicaSpec& r, Build&& build) const {
-    const Key key{r.gpu,
-                  r.model,
-                  r.tp,
-                  r.pp,
-                  static_cast<int>(r.weights),
-                  r.kv_dtype_bytes,
-                  r.cuda_graphs,
-                  r.power_cap_w,
-                  r.topology};  // "" resolves by the GPU, keyed above
+    // Ids are never reused, so a memo of a destroyed cache never matches a new one.
+    thread_local Memo memo;
+    if (memo.cache == id_ && memo.entry != nullptr && same(memo.key, r)) return *memo.entry;
+    const Prepared& entry = find_or_build(r, std::forward<Build>(build));
+    memo = {id_, key_of(r), &entry};
+    return entry;
+  }
+
+ private:
+  using Key = std::tuple<const GpuSpec*, const ModelSpec*, int, int, int, double, bool, double,
+                         std::string>;
+  struct Memo {
+    std::uint64_t cache = 0;
+    Key key;
+    const Prepared* entry = nullptr;
+  };
+
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> last{0};
+    return ++last;
+  }
+  static Key key_of(const ReplicaSpec& r) {
+    return Key{r.gpu,
+               r.model,
+               r.tp,
+               r.pp,
+               static_cast<int>(r.weights),
+               r.kv_dtype_bytes,
+               r.cuda_graphs,
+               r.power_cap_w,
+               r.topology};  // "" resolves by the GPU, keyed above
+  }
+  // key == key_of(r), without building a key.
+  static bool same(const Key& k, const ReplicaSpec& r) {
+    return std::get<0>(k) == r.gpu && std::get<1>(k) == r.model && std::get<2>(k) == r.tp &&
+           std::get<3>(k) == r.pp && std::get<4>(k) == static_cast<int>(r.weights) &&
+           std::get<5>(k) == r.kv_dtype_bytes && std::get<6>(k) == r.cuda_graphs &&
+           std::get<7>(k) == r.power_cap_w && std::get<8>(k) == r.topology;
+  }
+
+  template <class Build>
+  const Prepared& find_or_build(const ReplicaSpec& r, Build&& build) const {
+    const Key key = key_of(r);
     {
       std::shared_lock lock(mutex_);
       auto it = cache_.find(key);
@@ -41,9 +81,7 @@ class ReplicaTableCache {
     return *cache_.emplace(key, build()).first->second;
   }
 
- private:
-  using Key = std::tuple<const GpuSpec*, const ModelSpec*, int, int, int, double, bool, double,
-                         std::string>;
+  std::uint64_t id_;
   mutable std::shared_mutex mutex_;
   mutable std::map<Key, std::unique_ptr<const Prepared>> cache_;
 };
