@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -16,5 +17,21 @@ double median(std::vector<double> values);
 // value order, reaches half the total, which minimises Σ weight·|s − value| over s. Pairs with a
 // non-finite value or weight, or a negative weight, are left out. NaN for no positive weight.
 double weighted_median(std::vector<std::pair<double, double>> value_weight);
+
+// The mean of a sample and the half-width of its two-sided 95% confidence interval from
+// Student's t with n − 1 degrees of freedom: mean ± t(0.975, n − 1) · s / √n, s the sample
+// standard deviation (n − 1 in the denominator). half_width is NaN for n < 2 (no spread to
+// estimate), mean NaN for n = 0.
+struct MeanCi {
+  double mean = 0;
+  double half_width = 0;
+  std::size_t n = 0;
+};
+MeanCi mean_ci95(const std::vector<double>& values);
+
+// Spearman's rank correlation of paired samples: Pearson's correlation of their ranks, tied
+// values taking the mean of the ranks they span. NaN for fewer than two pairs, different lengths
+// or a sample whose ranks do not vary.
+double spearman(const std::vector<double>& x, const std::vector<double>& y);
 
 }  // namespace servesim

@@ -52,3 +52,30 @@ TEST_CASE("the weighted median minimises the weighted absolute deviation", "[sim
   CHECK(m == 1.01);  // weights 1.1 + 1.3 < half of 5.0 ≤ 1.1 + 1.3 + 1.0
   for (const auto& [v, w] : vw) CHECK(cost(m) <= cost(v));
 }
+
+TEST_CASE("the 95% confidence interval of a mean uses Student's t with n - 1 degrees of freedom",
+          "[sim][stats]") {
+  // s = sqrt(2.5), t(0.975, 4) = 2.776445: half-width 2.776445 · 1.581139 / sqrt(5).
+  const MeanCi five = mean_ci95({1, 2, 3, 4, 5});
+  CHECK(five.n == 5);
+  CHECK(five.mean == Approx(3));
+  CHECK(five.half_width == Approx(1.963243).epsilon(1e-6));
+  // Two values: t(0.975, 1) = 12.706205, s = sqrt(2): the interval is wide, as it should be.
+  CHECK(mean_ci95({1, 3}).half_width == Approx(12.706205).epsilon(1e-6));
+  CHECK(mean_ci95({4, 4, 4}).half_width == 0);
+  const MeanCi one = mean_ci95({7});
+  CHECK(one.mean == 7);
+  CHECK(std::isnan(one.half_width));
+  CHECK(std::isnan(mean_ci95({}).mean));
+}
+
+TEST_CASE("Spearman's correlation ranks ties by their mean rank", "[sim][stats]") {
+  CHECK(spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == Approx(1));
+  CHECK(spearman({1, 2, 3, 4}, {9, 1, 0.5, -3}) == Approx(-1));
+  CHECK(spearman({1, 2, 3}, {1, 8, 27}) == Approx(1));  // any monotone map
+  // y's ranks 1, 2, 3.5, 5, 3.5 (7 is tied): r = 0.8207827.
+  CHECK(spearman({1, 2, 3, 4, 5}, {5, 6, 7, 8, 7}) == Approx(0.8207827).epsilon(1e-6));
+  CHECK(std::isnan(spearman({1}, {1})));
+  CHECK(std::isnan(spearman({1, 2}, {3, 3})));  // no variation to rank
+  CHECK(std::isnan(spearman({1, 2}, {1, 2, 3})));
+}
