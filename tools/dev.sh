@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake clang-format libyaml-cpp-dev libhdf5-dev hdf5-tools libtbb-dev
           libeigen3-dev libboost-graph-dev catch2 libxgboost-dev libcli11-dev libfmt-dev
-          nlohmann-json3-dev)
+          nlohmann-json3-dev libopenmpi-dev openmpi-bin python3-matplotlib python3-h5py)
 
 install_missing() {
   local missing=()

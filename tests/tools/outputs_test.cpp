@@ -12,8 +12,6 @@ namespace servesim::test {
 namespace fs = std::filesystem;
 namespace {
 
-const char* const kSeeded = "tests/tools/configs/seeded.yaml";
-
 fs::path run_ok(const std::string& name, std::vector<std::string> args) {
   const auto dir = fresh_dir(name);
   args.insert(args.end(), {"--out", dir.string(), "--quiet"});
@@ -64,7 +62,7 @@ TEST_CASE("a different --seed gives different requests", "[determinism]") {
 TEST_CASE("summary.json has the documented stable keys", "[outputs]") {
   const auto dir = run_ok("summary_keys", {kSeeded});
   const auto j = read_json(dir / "summary.json");
-  // README "Metrics (summary.json)": stable top-level keys.
+  // tools/README.md "Metrics (summary.json)": stable top-level keys.
   for (const char* k : {"name", "seed", "cost_model", "workload", "requests", "makespan_s", "steps",
                         "throughput", "latency_ms", "percentiles_exact", "slo", "replicas",
                         "energy_j", "energy_j_per_output_token", "outputs"}) {

@@ -56,6 +56,12 @@ CommandResult run_simulate(const std::vector<std::string>& args) {
   return run_command(SERVESIM_SIMULATE_BIN, args);
 }
 
+CommandResult run_sweep(const std::vector<std::string>& args) {
+  return run_command(SERVESIM_SWEEP_BIN, args);
+}
+
+std::string sweep_binary() { return SERVESIM_SWEEP_BIN; }
+
 CommandResult run_sim2real(const std::vector<std::string>& args) {
   return run_command(SERVESIM_SIM2REAL_BIN, args);
 }

@@ -9,6 +9,9 @@
 
 namespace servesim::test {
 
+// A small seeded run whose randomness reaches every part (tests/tools/configs/seeded.yaml).
+inline constexpr const char* kSeeded = "tests/tools/configs/seeded.yaml";
+
 // What one run of a command left behind: its exit status (-1 if it did not exit normally) and
 // everything it printed on stdout and stderr, interleaved.
 struct CommandResult {
@@ -21,6 +24,10 @@ CommandResult run_command(const std::string& program, const std::vector<std::str
 
 // Runs the `simulate` binary built next to these tests, in the repository root.
 CommandResult run_simulate(const std::vector<std::string>& args);
+// Runs the `sweep` binary built next to these tests, in the repository root.
+CommandResult run_sweep(const std::vector<std::string>& args);
+// The path of that `sweep` binary (for scripts that run it: SWEEP=… in their environment).
+std::string sweep_binary();
 // Runs the `sim2real` binary built next to these tests, in the repository root.
 CommandResult run_sim2real(const std::vector<std::string>& args);
 

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+
+namespace servesim::sweep {
+
+// A progress bar with an ETA on stderr, drawn at most every 0.2 s (off: counts only).
+// Thread-safe: workers call done_one() as their runs end.
+class Progress {
+ public:
+  Progress(bool on, std::size_t total);
+  // More runs to come (a capacity search learns its runs as it goes).
+  void add_total(std::size_t n) { total_ += n; }
+  void done_one();
+  // Ends the bar's line.
+  void finish();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool on_;
+  std::atomic<std::size_t> total_;
+  std::atomic<std::size_t> done_{0};
+  Clock::time_point start_;
+  std::mutex mutex_;  // one writer of the line at a time
+  double last_ = -1;  // seconds since start_ of the last drawing
+};
+
+}  // namespace servesim::sweep

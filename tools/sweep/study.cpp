@@ -1,0 +1,836 @@
+#include "tools/sweep/study.hpp"
+
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "sim/input_error.hpp"
+#include "sim/sample_stats.hpp"
+#include "tools/sweep/capacity.hpp"
+#include "tools/sweep/grid.hpp"
+#include "tools/sweep/plot_runner.hpp"
+#include "tools/sweep/point_metrics.hpp"
+#include "tools/sweep/progress.hpp"
+#include "tools/sweep/selection.hpp"
+#include "tools/sweep/value_text.hpp"
+#include "tools/tool_common.hpp"
+
+namespace servesim::sweep {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The files a sweep writes into its folder; an earlier sweep's are removed before it runs.
+const std::vector<std::string> kOutputFiles = {
+    "points.csv",     "points.json",  "means.csv",     "oracle_points.csv", "oracle_means.csv",
+    "selection.json", "capacity.csv", "capacity.json", "timing.csv",        "scaling.json",
+    "frontier.png",   "metrics.png",  "capacity.png"};
+
+// One run of the sweep: a grid point's replicate, of the main grid or the oracle's.
+struct RunRequest {
+  std::size_t point = 0;
+  std::size_t replicate = 0;
+  bool oracle = false;
+  std::vector<ConfigOverride> overrides;
+  std::uint64_t seed = 0;
+};
+
+struct RunOutcome {
+  std::vector<double> metrics;
+  double wall_s = 0;
+};
+
+// The command that reruns a request alone: `simulate` with the same overrides and seed.
+std::string command_of(const std::string& config, const RunRequest& r) {
+  std::string cmd = "simulate " + shell_quote(config);
+  for (const auto& o : r.overrides) cmd += " --set " + shell_quote(o.assignment);
+  return cmd + fmt::format(" --seed {}", r.seed);
+}
+
+// Runs f(i) for i in [0, n) on `threads` threads, one task per item.
+template <class F>
+void parallel_items(std::size_t n, int threads, F&& f) {
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, n, 1),
+        [&](const tbb::blocked_range<std::size_t>& r) {
+          for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
+        },
+        tbb::simple_partitioner());
+  });
+}
+
+// The value at a dotted key path of a config (list items by index), or none.
+std::optional<ConfigNode> node_at(const ConfigNode& root, const std::string& path) {
+  ConfigNode cur = root;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t dot = std::min(path.find('.', start), path.size());
+    const std::string part = path.substr(start, dot - start);
+    if (cur.is_sequence()) {
+      std::size_t idx = 0;
+      const auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), idx);
+      if (ec != std::errc() || p != part.data() + part.size() || idx >= cur.size()) return {};
+      cur = cur.at(idx);
+    } else {
+      auto next = cur.find(part);
+      if (!next) return {};
+      cur = *next;
+    }
+    start = dot + 1;
+  }
+  return cur;
+}
+
+// Everything the study needs to run its points.
+class Study {
+ public:
+  Study(const SweepOptions& o, const Shards& shards)
+      : o_(o),
+        shards_(shards),
+        base_(load_run_config(o.config, o.sets, o.seed)),
+        grid_(o.varies, o.zip, o.seeds, base_.seed) {
+    for (const auto& a : grid_.axes()) {
+      if (a.key == o.max_rate && !o.max_rate.empty()) {
+        throw InputError(fmt::format(
+            "--max-rate {}: the key is also varied (expected the rate to be searched, not set)",
+            a.key));
+      }
+    }
+    columns_ = metric_names();
+    for (const auto& a : grid_.axes()) columns_.push_back(a.key);
+    for (const auto& s : o.slos) slos_.push_back(parse_slo(s, columns_));
+    if (!o.pick.empty()) objective_ = parse_pick(o.pick, columns_);
+    if (!o.slos.empty() && o.pick.empty() && o.max_rate.empty()) {
+      throw InputError("--slo needs --pick (the point to choose) or --max-rate (the rate to find)");
+    }
+    if (!o.max_rate.empty()) {
+      if (!o.pick.empty()) {
+        throw InputError("--max-rate and --pick: a capacity search picks no point (expected one)");
+      }
+      if (o.slos.empty()) throw InputError("--max-rate needs at least one --slo to meet");
+      for (const auto& s : slos_) {
+        if (s.values.size() > 1) {
+          throw InputError(fmt::format(
+              "--slo {}: --max-rate takes one value per bound (expected no list)", s.text));
+        }
+      }
+      if (!o.oracle.empty()) throw InputError("--max-rate and --oracle: not both (expected one)");
+    }
+    if (!o.baselines.empty() && o.pick.empty()) {
+      throw InputError("--baseline needs --pick (a baseline is scored beside the pick)");
+    }
+    if (!o.oracle.empty() && o.pick.empty()) {
+      throw InputError("--oracle needs --pick (the oracle scores the picks)");
+    }
+    for (const auto& b : o.baselines) {
+      std::vector<std::string> parts;
+      std::size_t start = 0;
+      while (start <= b.size()) {
+        const std::size_t semi = std::min(b.find(';', start), b.size());
+        parts.push_back(b.substr(start, semi - start));
+        start = semi + 1;
+      }
+      const auto p = grid_.find(parts);
+      if (!p) {
+        std::vector<std::string> axes;
+        for (const auto& a : grid_.axes()) {
+          axes.push_back(fmt::format("{} in {}", a.key, fmt::join(a.values, ",")));
+        }
+        throw InputError(fmt::format(
+            "--baseline {}: no grid point has these values (expected KEY=VALUE for every varied "
+            "key, joined by ';': {})",
+            b, fmt::join(axes, "; ")));
+      }
+      baselines_.push_back({b, *p});
+    }
+    dir_ = o.out_dir.empty() ? (fs::path("out") / base_.name / "sweep").string() : o.out_dir;
+  }
+
+  int run() {
+    validate();
+    if (shards_.rank() == 0) clear_outputs();
+    const std::vector<int> counts =
+        o_.threads.empty() ? std::vector<int>{tbb::info::default_concurrency()} : o_.threads;
+    nlohmann::json scaling = nlohmann::json::array();
+    std::string first_results;
+    double first_wall = 0;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      // Caps the whole process, so that workers left from a pass with more threads do not spin
+      // beside this one and slow it (they would on a machine with as many cores as threads).
+      const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
+                                    static_cast<std::size_t>(counts[k]));
+      const auto start = std::chrono::steady_clock::now();
+      const std::string results =
+          o_.max_rate.empty() ? run_grid(counts[k]) : run_capacity(counts[k]);
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (k == 0) {
+        first_results = results;
+        first_wall = wall;
+      }
+      scaling.push_back({{"threads", counts[k]},
+                         {"ranks", shards_.size()},
+                         {"wall_s", wall},
+                         {"speedup", first_wall / wall},
+                         {"efficiency", first_wall / wall * counts[0] / counts[k]},
+                         {"identical", results == first_results}});
+      total_wall_ = wall;
+      threads_used_ = counts[k];
+    }
+    if (shards_.rank() != 0) return 0;
+    if (o_.max_rate.empty()) {
+      write_points();
+      if (objective_) write_selection();
+    } else {
+      write_capacity();
+    }
+    write_timing();
+    bool identical = true;
+    if (counts.size() > 1) {
+      std::ofstream(fs::path(dir_) / "scaling.json") << scaling.dump(2) << "\n";
+      for (const auto& s : scaling) identical = identical && s["identical"].get<bool>();
+      if (!o_.quiet) std::cout << format_scaling(scaling);
+    }
+    if (o_.plots) {
+      const std::string note = make_plots(dir_, o_.max_rate.empty() ? "sweep" : "capacity");
+      if (!note.empty()) std::cerr << "note: " << note << "\n";
+    }
+    if (!o_.quiet) {
+      std::cout << fmt::format("files      {}/\n", dir_);
+      std::cout << fmt::format(
+          "wall       {} runs in {:.2f} s on {} thread{}{}\n", runs_done_, total_wall_,
+          threads_used_, threads_used_ == 1 ? "" : "s",
+          shards_.size() > 1 ? fmt::format(" × {} ranks", shards_.size()) : std::string());
+    }
+    if (!identical) {
+      std::cerr << "internal error: results differ between thread counts (see scaling.json)\n";
+      return 3;
+    }
+    return 0;
+  }
+
+ private:
+  RunRequest request(std::size_t point, std::size_t replicate, bool oracle) const {
+    RunRequest r;
+    r.point = point;
+    r.replicate = replicate;
+    r.oracle = oracle;
+    for (const auto& s : o_.sets) r.overrides.push_back({"--set", s});
+    for (const auto& a : grid_.assignments(point)) r.overrides.push_back({"--vary", a});
+    if (oracle) {
+      for (const auto& a : o_.oracle) r.overrides.push_back({"--oracle", a});
+    }
+    r.seed = grid_.seeds()[replicate];
+    return r;
+  }
+
+  // "point 3 (key=value, …)" for messages.
+  std::string label(std::size_t point) const {
+    return grid_.axes().empty() ? fmt::format("point {}", point)
+                                : fmt::format("point {} ({})", point, grid_.describe(point));
+  }
+
+  std::string run_dir(const RunRequest& r) const {
+    return (fs::path(dir_) / "runs" /
+            fmt::format("{}p{:04}_s{}", r.oracle ? "oracle_" : "", r.point, r.seed))
+        .string();
+  }
+
+  // Builds every point (and its oracle twin) with its first seed and prices one step on every
+  // replica (a cost model that loads tables on first use loads them now), so nothing runs unless
+  // every point is valid. Every invalid point is reported, in grid order.
+  void validate() {
+    const bool with_oracle = !o_.oracle.empty();
+    const std::size_t n = grid_.size() * (with_oracle ? 2 : 1);
+    std::vector<std::string> errors(n);
+    std::vector<std::size_t> mine;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (shards_.mine(i)) mine.push_back(i);
+    }
+    const int threads = o_.threads.empty() ? tbb::info::default_concurrency() : o_.threads.back();
+    parallel_items(mine.size(), threads, [&](std::size_t k) {
+      const std::size_t i = mine[k];
+      const std::size_t point = i % grid_.size();
+      const bool oracle = i >= grid_.size();
+      try {
+        const RunRequest r = request(point, 0, oracle);
+        const BuiltRun run = build_run(load_run_config(o_.config, r.overrides, r.seed), &cache_);
+        BatchShape one;
+        one.prefills.push_back({1, 0});
+        for (const auto& rep : run.fleet) run.cost_model->step(one, rep->spec);
+        if (!o_.max_rate.empty()) rate_of(run.config);
+      } catch (const InputError& e) {
+        errors[i] = fmt::format("{}{}: {}", label(point), oracle ? " with --oracle" : "", e.what());
+      }
+    });
+    std::vector<std::string> local;
+    for (const std::size_t i : mine) {
+      if (!errors[i].empty()) local.push_back(nlohmann::json{{"i", i}, {"e", errors[i]}}.dump());
+    }
+    const std::size_t failed = shards_.sum(local.size());
+    std::vector<std::pair<std::size_t, std::string>> ordered;  // grid order, the oracle's after
+    for (const auto& e : shards_.gather(local)) {
+      const auto j = nlohmann::json::parse(e);
+      ordered.emplace_back(j["i"].get<std::size_t>(), j["e"].get<std::string>());
+    }
+    if (failed == 0) return;
+    std::sort(ordered.begin(), ordered.end());
+    std::string message = fmt::format("{} of {} sweep point{} invalid; nothing was run", failed, n,
+                                      n == 1 ? " is" : "s are");
+    for (const auto& [i, e] : ordered) message += "\n  " + e;
+    throw InputError(message);
+  }
+
+  double rate_of(const RunConfig& config) const {
+    const auto node = node_at(config.root, o_.max_rate);
+    if (!node || !node->is_scalar()) {
+      throw InputError(fmt::format(
+          "--max-rate {}: the config sets no such value (expected the key of a rate it sets, "
+          "e.g. workload.arrival.qps)",
+          o_.max_rate));
+    }
+    const double v = node->as_double();
+    if (!(v > 0)) node->fail("expected a rate > 0 to start the search from");
+    return v;
+  }
+
+  void clear_outputs() const {
+    fs::create_directories(dir_);
+    for (const auto& f : kOutputFiles) fs::remove(fs::path(dir_) / f);
+    fs::remove_all(fs::path(dir_) / "runs");
+  }
+
+  RunOutcome execute(const RunRequest& r) {
+    const auto start = std::chrono::steady_clock::now();
+    BuiltRun run = build_run(load_run_config(o_.config, r.overrides, r.seed), &cache_);
+    RunOptions options;
+    options.write_outputs = o_.keep_runs;
+    if (o_.keep_runs) options.out_dir = run_dir(r);
+    options.cache = &cache_;
+    const nlohmann::json summary = execute_run(run, options);
+    RunOutcome out;
+    out.metrics = flatten_summary(summary);
+    out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+
+  // Runs `requests` (this rank's share) in parallel; returns their outcomes gathered on rank 0 in
+  // request order.
+  std::vector<RunOutcome> run_all(const std::vector<RunRequest>& requests, int threads,
+                                  Progress& progress) {
+    std::vector<std::size_t> mine;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (shards_.mine(i)) mine.push_back(i);
+    }
+    std::vector<RunOutcome> local(mine.size());
+    std::vector<std::string> errors(mine.size());
+    parallel_items(mine.size(), threads, [&](std::size_t k) {
+      // An error is kept, not thrown, so every rank reaches the gather below.
+      try {
+        local[k] = execute(requests[mine[k]]);
+      } catch (const InputError& e) {
+        const RunRequest& r = requests[mine[k]];
+        errors[k] = fmt::format("{} seed {}{}: {}", label(r.point), r.seed,
+                                r.oracle ? " with --oracle" : "", e.what());
+      }
+      progress.done_one();
+    });
+    std::vector<std::string> encoded;
+    std::size_t failed = 0;
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      nlohmann::json j = {
+          {"i", mine[k]}, {"wall_s", local[k].wall_s}, {"m", nlohmann::json::array()}};
+      for (const double v : local[k].metrics) j["m"].push_back(number_or_null(v));
+      if (!errors[k].empty()) {
+        j["error"] = errors[k];
+        ++failed;
+      }
+      encoded.push_back(j.dump());
+    }
+    failed = shards_.sum(failed);
+    std::vector<RunOutcome> all(shards_.rank() == 0 ? requests.size() : 0);
+    std::string first_error;  // of the first failed run in request order
+    std::size_t first_failed = requests.size();
+    for (const auto& e : shards_.gather(encoded)) {
+      const auto j = nlohmann::json::parse(e);
+      const auto i = j["i"].get<std::size_t>();
+      RunOutcome& out = all[i];
+      out.wall_s = j["wall_s"].get<double>();
+      for (const auto& v : j["m"]) out.metrics.push_back(v.is_null() ? kNaN : v.get<double>());
+      if (j.contains("error") && i < first_failed) {
+        first_failed = i;
+        first_error = j["error"].get<std::string>();
+      }
+    }
+    if (failed > 0) {
+      throw InputError(fmt::format("{} run{} failed; the sweep wrote no results: {}", failed,
+                                   failed == 1 ? "" : "s", first_error));
+    }
+    runs_done_ = requests.size();
+    return all;
+  }
+
+  // The bytes that must not depend on the thread count: every run's metrics.
+  static std::string fingerprint(const std::vector<RunOutcome>& outcomes) {
+    std::string s;
+    for (const auto& o : outcomes) {
+      for (const double v : o.metrics) s += fmt::format("{} ", v);
+      s += "\n";
+    }
+    return s;
+  }
+
+  std::string run_grid(int threads) {
+    requests_.clear();
+    for (int pass = 0; pass < (o_.oracle.empty() ? 1 : 2); ++pass) {
+      for (std::size_t p = 0; p < grid_.size(); ++p) {
+        for (std::size_t r = 0; r < grid_.seeds().size(); ++r) {
+          requests_.push_back(request(p, r, pass == 1));
+        }
+      }
+    }
+    Progress progress(o_.progress && shards_.rank() == 0, requests_.size() / shards_.size());
+    outcomes_ = run_all(requests_, threads, progress);
+    progress.finish();
+    return fingerprint(outcomes_);
+  }
+
+  // Per grid point, the mean over its seeds of every metric; `oracle` selects the oracle grid.
+  PointTable table(bool oracle) const {
+    std::vector<std::vector<double>> rows;
+    const std::size_t reps = grid_.seeds().size();
+    const std::size_t offset = oracle ? grid_.size() * reps : 0;
+    for (std::size_t p = 0; p < grid_.size(); ++p) {
+      std::vector<double> row;
+      for (std::size_t m = 0; m < metric_names().size(); ++m) {
+        std::vector<double> v;
+        for (std::size_t r = 0; r < reps; ++r)
+          v.push_back(outcomes_[offset + p * reps + r].metrics[m]);
+        row.push_back(mean_ci95(v).mean);
+      }
+      for (const auto& text : grid_.values(p)) row.push_back(parse_number(text).value_or(kNaN));
+      rows.push_back(std::move(row));
+    }
+    return PointTable(columns_, std::move(rows));
+  }
+
+  std::vector<nlohmann::json> point_values() const {
+    std::vector<nlohmann::json> out;
+    for (std::size_t p = 0; p < grid_.size(); ++p) {
+      nlohmann::json v = nlohmann::json::object();
+      const auto vals = grid_.values(p);
+      for (std::size_t i = 0; i < vals.size(); ++i) v[grid_.axes()[i].key] = value_json(vals[i]);
+      out.push_back(v);
+    }
+    return out;
+  }
+
+  std::string csv_header(const char* after_axes) const {
+    std::string h = "point";
+    for (const auto& a : grid_.axes()) h += "," + csv_text(a.key);
+    return h + "," + after_axes;
+  }
+
+  std::string csv_axes(std::size_t p) const {
+    std::string row = std::to_string(p);
+    for (const auto& v : grid_.values(p)) row += "," + csv_text(v);
+    return row;
+  }
+
+  // points.csv / means.csv (and the oracle's), points.json.
+  void write_points() {
+    const std::size_t reps = grid_.seeds().size();
+    nlohmann::json doc;
+    doc["config"] = o_.config;
+    doc["name"] = base_.name;
+    doc["sets"] = o_.sets;
+    doc["axes"] = nlohmann::json::array();
+    for (const auto& a : grid_.axes()) {
+      nlohmann::json values = nlohmann::json::array();
+      for (const auto& v : a.values) values.push_back(value_json(v));
+      doc["axes"].push_back({{"key", a.key}, {"values", values}});
+    }
+    doc["zip"] = grid_.zipped();
+    doc["seeds"] = grid_.seeds();
+    doc["oracle"] = o_.oracle;
+    doc["metrics"] = metric_names();
+    // Written point by point, so that a large sweep never holds its whole document: the head's
+    // keys, then "points" last, each point as doc.dump(2) would indent it.
+    std::ofstream json_out(fs::path(dir_) / "points.json");
+    json_out << "{\n";
+    for (const auto& [k, v] : doc.items()) {
+      json_out << "  " << nlohmann::json(k).dump() << ": " << indented(v.dump(2), 2) << ",\n";
+    }
+    json_out << "  \"points\": [";
+    std::string table = table_header();
+    const auto values = point_values();
+    for (std::size_t p = 0; p < grid_.size(); ++p) {
+      nlohmann::json pj;
+      pj["point"] = p;
+      pj["values"] = values[p];
+      for (int pass = 0; pass < (o_.oracle.empty() ? 1 : 2); ++pass) {
+        nlohmann::json block;
+        block["runs"] = nlohmann::json::array();
+        std::vector<std::vector<double>> per_metric(metric_names().size());
+        for (std::size_t r = 0; r < reps; ++r) {
+          const std::size_t i = (pass == 1 ? grid_.size() * reps : 0) + p * reps + r;
+          nlohmann::json run;
+          run["seed"] = requests_[i].seed;
+          run["command"] = command_of(o_.config, requests_[i]);
+          if (o_.keep_runs) run["dir"] = run_dir(requests_[i]);
+          nlohmann::json m = nlohmann::json::object();
+          for (std::size_t k = 0; k < metric_names().size(); ++k) {
+            m[metric_names()[k]] = number_or_null(outcomes_[i].metrics[k]);
+            per_metric[k].push_back(outcomes_[i].metrics[k]);
+          }
+          run["metrics"] = m;
+          block["runs"].push_back(run);
+        }
+        nlohmann::json mean = nlohmann::json::object(), ci = nlohmann::json::object();
+        for (std::size_t k = 0; k < metric_names().size(); ++k) {
+          const MeanCi c = mean_ci95(per_metric[k]);
+          mean[metric_names()[k]] = number_or_null(c.mean);
+          ci[metric_names()[k]] = number_or_null(c.half_width);
+        }
+        block["mean"] = mean;
+        block["ci95"] = ci;
+        if (pass == 0) {
+          for (const auto& [k, v] : block.items()) pj[k] = v;
+        } else {
+          pj["oracle"] = block;
+        }
+      }
+      json_out << (p == 0 ? "\n    " : ",\n    ") << indented(pj.dump(2), 4);
+      if (!o_.quiet) table += table_row(pj);
+    }
+    json_out << (grid_.size() > 0 ? "\n  ]\n}\n" : "]\n}\n");
+    for (int pass = 0; pass < (o_.oracle.empty() ? 1 : 2); ++pass) {
+      const std::string prefix = pass == 1 ? "oracle_" : "";
+      std::ofstream runs(fs::path(dir_) / (prefix + "points.csv"));
+      std::ofstream means(fs::path(dir_) / (prefix + "means.csv"));
+      std::string metric_cols, stat_cols;
+      for (const auto& m : metric_names()) {
+        metric_cols += (metric_cols.empty() ? "" : ",") + m;
+        stat_cols += fmt::format(",{}_mean,{}_ci95", m, m);
+      }
+      runs << csv_header("seed,") << metric_cols << "\n";
+      means << csv_header("runs") << stat_cols << "\n";
+      for (std::size_t p = 0; p < grid_.size(); ++p) {
+        std::vector<std::vector<double>> per_metric(metric_names().size());
+        for (std::size_t r = 0; r < reps; ++r) {
+          const std::size_t i = (pass == 1 ? grid_.size() * reps : 0) + p * reps + r;
+          runs << csv_axes(p) << "," << requests_[i].seed;
+          for (std::size_t k = 0; k < metric_names().size(); ++k) {
+            runs << "," << csv_number(outcomes_[i].metrics[k]);
+            per_metric[k].push_back(outcomes_[i].metrics[k]);
+          }
+          runs << "\n";
+        }
+        means << csv_axes(p) << "," << reps;
+        for (const auto& v : per_metric) {
+          const MeanCi c = mean_ci95(v);
+          means << "," << csv_number(c.mean) << "," << csv_number(c.half_width);
+        }
+        means << "\n";
+      }
+    }
+    if (!o_.quiet) std::cout << table;
+  }
+
+  // `text` (a JSON dump) with every line after the first indented by `by` spaces.
+  static std::string indented(const std::string& text, int by) {
+    std::string out;
+    for (const char c : text) {
+      out += c;
+      if (c == '\n') out.append(static_cast<std::size_t>(by), ' ');
+    }
+    return out;
+  }
+
+  // The printed table of points: the varied values and the metrics a reader looks at first
+  // (with ± the 95% CI half-width when there are several seeds).
+  std::vector<std::string> shown_metrics() const {
+    std::vector<std::string> shown = {"output_tok_s", "ttft_p99_ms", "tbt_p99_ms", "e2e_p99_ms"};
+    if (base_.slo.any()) shown.push_back("attainment");
+    for (const auto& s : slos_) {
+      if (std::find(shown.begin(), shown.end(), s.metric) == shown.end()) shown.push_back(s.metric);
+    }
+    if (objective_ && metric_index(objective_->column) &&
+        std::find(shown.begin(), shown.end(), objective_->column) == shown.end()) {
+      shown.push_back(objective_->column);
+    }
+    return shown;
+  }
+
+  std::string table_header() const {
+    const bool ci = grid_.seeds().size() > 1;
+    std::string out = fmt::format("{} — sweep of {} point{} × {} seed{}{}\n", base_.name,
+                                  grid_.size(), grid_.size() == 1 ? "" : "s", grid_.seeds().size(),
+                                  grid_.seeds().size() == 1 ? "" : "s",
+                                  o_.oracle.empty() ? "" : " (and the oracle's)");
+    out += fmt::format("{:>5}", "point");
+    for (const auto& a : grid_.axes()) {
+      out += fmt::format("  {:>12}", a.key.substr(a.key.rfind('.') + 1));
+    }
+    for (const auto& m : shown_metrics()) out += fmt::format("  {:>{}}", m, ci ? 20 : 12);
+    return out + "\n";
+  }
+
+  std::string table_row(const nlohmann::json& p) const {
+    const bool ci = grid_.seeds().size() > 1;
+    std::string out = fmt::format("{:>5}", p["point"].get<std::size_t>());
+    for (const auto& a : grid_.axes()) {
+      const auto& v = p["values"][a.key];
+      out += fmt::format("  {:>12}", v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    for (const auto& m : shown_metrics()) {
+      const auto& mean = p["mean"][m];
+      const auto& half = p["ci95"][m];
+      std::string cell = mean.is_number() ? fmt::format("{:.4g}", mean.get<double>()) : "n/a";
+      if (ci && half.is_number()) cell += fmt::format(" ±{:.2g}", half.get<double>());
+      out += fmt::format("  {:>{}}", cell, ci ? 20 : 12);
+    }
+    return out + "\n";
+  }
+
+  void write_selection() {
+    SelectionSpec spec;
+    spec.slos = slos_;
+    spec.objective = *objective_;
+    spec.throughput = o_.throughput;
+    spec.baselines = baselines_;
+    const PointTable main = table(false);
+    std::optional<PointTable> oracle;
+    if (!o_.oracle.empty()) oracle = table(true);
+    nlohmann::json sel = select_study(spec, main, oracle ? &*oracle : nullptr, point_values());
+    sel["oracle_overrides"] = o_.oracle;
+    std::ofstream(fs::path(dir_) / "selection.json") << sel.dump(2) << "\n";
+    if (!o_.quiet) std::cout << format_selection(sel);
+  }
+
+  // --max-rate: one bisection per grid point, each rate run with every seed; points in parallel.
+  std::string run_capacity(int threads) {
+    std::vector<Bound> bounds;
+    for (const auto& s : slos_)
+      bounds.push_back({*metric_index(s.metric), s.at_least, s.values[0]});
+    std::vector<std::size_t> mine;
+    for (std::size_t p = 0; p < grid_.size(); ++p) {
+      if (shards_.mine(p)) mine.push_back(p);
+    }
+    Progress progress(o_.progress && shards_.rank() == 0, 0);
+    std::vector<nlohmann::json> local(mine.size());
+    std::atomic<std::size_t> runs{0};
+    parallel_items(mine.size(), threads, [&](std::size_t k) {
+      const std::size_t p = mine[k];
+      try {
+        local[k] = search_point(p, bounds, progress, runs);
+      } catch (const InputError& e) {  // kept, so every rank reaches the gather
+        local[k] = {
+            {"point", p}, {"error", fmt::format("{}: {}", label(p), e.what())}, {"runs", 0}};
+      }
+    });
+    progress.finish();
+    std::vector<std::string> encoded;
+    std::size_t failed = 0;
+    for (const auto& j : local) {
+      encoded.push_back(j.dump());
+      failed += j.contains("error") ? 1 : 0;
+    }
+    failed = shards_.sum(failed);
+    capacity_.assign(shards_.rank() == 0 ? grid_.size() : 0, nullptr);
+    std::size_t total_runs = 0;
+    for (const auto& e : shards_.gather(encoded)) {
+      auto j = nlohmann::json::parse(e);
+      total_runs += j["runs"].get<std::size_t>();
+      const auto point = j["point"].get<std::size_t>();
+      capacity_[point] = std::move(j);
+    }
+    if (failed > 0) {
+      std::string first;
+      for (const auto& j : capacity_) {
+        if (j.contains("error")) {
+          first = j["error"].get<std::string>();
+          break;
+        }
+      }
+      throw InputError(fmt::format("{} capacity search{} failed; the sweep wrote no results: {}",
+                                   failed, failed == 1 ? "" : "es", first));
+    }
+    runs_done_ = shards_.rank() == 0 ? total_runs : runs.load();
+    std::string fp;
+    for (const auto& j : capacity_) fp += j.dump() + "\n";
+    return fp;
+  }
+
+  // One point's capacity search (run_capacity's item).
+  nlohmann::json search_point(std::size_t p, const std::vector<Bound>& bounds, Progress& progress,
+                              std::atomic<std::size_t>& runs) {
+    const std::size_t reps = grid_.seeds().size();
+    const RunRequest base = request(p, 0, false);
+    const double start = rate_of(load_run_config(o_.config, base.overrides, base.seed));
+    std::vector<double> means_at_max;
+    nlohmann::json tried = nlohmann::json::array();
+    const auto meets_at = [&](double rate) {
+      progress.add_total(reps);
+      std::vector<RunOutcome> out(reps);
+      std::vector<RunRequest> reqs;
+      for (std::size_t r = 0; r < reps; ++r) {
+        RunRequest q = request(p, r, false);
+        q.overrides.push_back({"--max-rate", fmt::format("{}={}", o_.max_rate, rate)});
+        reqs.push_back(std::move(q));
+      }
+      tbb::parallel_for(std::size_t{0}, reps, [&](std::size_t r) {
+        out[r] = execute(reqs[r]);
+        progress.done_one();
+      });
+      runs += reps;
+      std::vector<double> row;
+      for (std::size_t m = 0; m < metric_names().size(); ++m) {
+        std::vector<double> v;
+        for (const auto& o : out) v.push_back(o.metrics[m]);
+        row.push_back(mean_ci95(v).mean);
+      }
+      const PointTable t(metric_names(), {row});
+      const bool ok = meets(t, 0, bounds);
+      tried.push_back({{"rate", rate}, {"meets", ok}});
+      if (ok) means_at_max = row;  // rates that meet only rise during the search
+      return ok;
+    };
+    const CapacityResult c = find_max_rate(start, o_.rate_tol, meets_at);
+    nlohmann::json j;
+    j["point"] = p;
+    j["start_rate"] = start;
+    j["max_rate"] = number_or_null(c.max_rate);
+    j["failing_rate"] = number_or_null(c.failing_rate);
+    j["outcome"] = c.outcome;
+    j["rates_tried"] = c.evaluations;
+    j["runs"] = c.evaluations * static_cast<int>(reps);
+    j["tried"] = tried;
+    nlohmann::json m = nlohmann::json::object();
+    for (std::size_t i = 0; i < metric_names().size(); ++i) {
+      m[metric_names()[i]] =
+          means_at_max.empty() ? nlohmann::json(nullptr) : number_or_null(means_at_max[i]);
+    }
+    j["mean_at_max_rate"] = m;
+    if (std::isfinite(c.max_rate)) {
+      RunRequest at = base;
+      at.overrides.push_back({"--max-rate", fmt::format("{}={}", o_.max_rate, c.max_rate)});
+      j["command"] = command_of(o_.config, at);
+    }
+    return j;
+  }
+
+  void write_capacity() {
+    const auto values = point_values();
+    nlohmann::json doc;
+    doc["config"] = o_.config;
+    doc["name"] = base_.name;
+    doc["rate_key"] = o_.max_rate;
+    doc["rate_tol"] = o_.rate_tol;
+    doc["slos"] = o_.slos;
+    doc["seeds"] = grid_.seeds();
+    doc["points"] = nlohmann::json::array();
+    std::ofstream csv(fs::path(dir_) / "capacity.csv");
+    std::string metric_cols;
+    for (const auto& m : metric_names()) metric_cols += "," + m;
+    csv << csv_header("max_rate,failing_rate,outcome,rates_tried,runs") << metric_cols << "\n";
+    std::string table = fmt::format("{} — highest {} meeting {} ({} seed{} per rate)\n", base_.name,
+                                    o_.max_rate, fmt::join(o_.slos, ", "), grid_.seeds().size(),
+                                    grid_.seeds().size() == 1 ? "" : "s");
+    for (std::size_t p = 0; p < grid_.size(); ++p) {
+      nlohmann::json j = capacity_[p];
+      j["values"] = values[p];
+      csv << csv_axes(p) << ","
+          << csv_number(j["max_rate"].is_null() ? kNaN : j["max_rate"].get<double>()) << ","
+          << csv_number(j["failing_rate"].is_null() ? kNaN : j["failing_rate"].get<double>()) << ","
+          << csv_text(j["outcome"].get<std::string>()) << "," << j["rates_tried"].get<int>() << ","
+          << j["runs"].get<int>();
+      for (const auto& m : metric_names()) {
+        const auto& v = j["mean_at_max_rate"][m];
+        csv << "," << (v.is_null() ? std::string() : csv_number(v.get<double>()));
+      }
+      csv << "\n";
+      table += fmt::format(
+          "  point {:<3} {:<40} max rate {:>10}  (fails at {}; {}; {} runs)\n", p,
+          grid_.axes().empty() ? std::string("(the config)") : grid_.describe(p),
+          j["max_rate"].is_null() ? std::string("none")
+                                  : fmt::format("{:g}", j["max_rate"].get<double>()),
+          j["failing_rate"].is_null() ? std::string("none tried")
+                                      : fmt::format("{:g}", j["failing_rate"].get<double>()),
+          j["outcome"].get<std::string>(), j["runs"].get<int>());
+      doc["points"].push_back(j);
+    }
+    std::ofstream(fs::path(dir_) / "capacity.json") << doc.dump(2) << "\n";
+    if (!o_.quiet) std::cout << table;
+  }
+
+  // Wall time per run: kept out of points.* so that those files do not depend on the machine.
+  void write_timing() const {
+    std::ofstream t(fs::path(dir_) / "timing.csv");
+    if (!o_.max_rate.empty()) {
+      t << "point,runs,total_wall_s\n";
+      t << fmt::format("all,{},{}\n", runs_done_, total_wall_);
+      return;
+    }
+    t << "run,point,seed,oracle,wall_s\n";
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      t << fmt::format("{},{},{},{},{}\n", i, requests_[i].point, requests_[i].seed,
+                       requests_[i].oracle ? 1 : 0, outcomes_[i].wall_s);
+    }
+  }
+
+  static std::string format_scaling(const nlohmann::json& scaling) {
+    std::string out = "thread scaling  threads  wall (s)  speedup  efficiency  identical\n";
+    for (const auto& s : scaling) {
+      out += fmt::format("                {:>7}  {:>8.2f}  {:>7.2f}  {:>10.2f}  {}\n",
+                         s["threads"].get<int>(), s["wall_s"].get<double>(),
+                         s["speedup"].get<double>(), s["efficiency"].get<double>(),
+                         s["identical"].get<bool>() ? "yes" : "NO");
+    }
+    return out;
+  }
+
+  const SweepOptions& o_;
+  const Shards& shards_;
+  RunConfig base_;
+  Grid grid_;
+  std::vector<std::string> columns_;
+  std::vector<SloBound> slos_;
+  std::optional<Objective> objective_;
+  std::vector<Baseline> baselines_;
+  std::string dir_;
+  RunCache cache_;
+  std::vector<RunRequest> requests_;
+  std::vector<RunOutcome> outcomes_;
+  std::vector<nlohmann::json> capacity_;
+  std::size_t runs_done_ = 0;
+  double total_wall_ = 0;
+  int threads_used_ = 1;
+};
+
+}  // namespace
+
+int run_sweep(const SweepOptions& options, const Shards& shards) {
+  Study study(options, shards);
+  return study.run();
+}
+
+}  // namespace servesim::sweep
