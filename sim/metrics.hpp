@@ -20,9 +20,9 @@ struct SloSpec {
   bool any() const { return ttft_ms || tbt_ms || tpot_ms || e2e_ms; }
 };
 
-// Online metrics of a run (definitions in README "Metrics"): latency distributions in quantile
-// sketches (exact for small runs), counters and SLO attainment. Memory is flat in the number of
-// requests. Not thread-safe.
+// Online metrics of a run (definitions in tools/README.md "Metrics"): latency distributions in
+// quantile sketches (exact for small runs), counters and SLO attainment. Memory is flat in the
+// number of requests. Not thread-safe.
 class MetricsCollector : public RunObserver {
  public:
   // `request_overhead_ns` (CostModel::request_overhead_ns) is added to every TTFT and E2E.
@@ -32,7 +32,7 @@ class MetricsCollector : public RunObserver {
   void on_token(const Request& request, SimTime now, SimTime gap_ns) override;
   void on_request_done(const Request& request, bool rejected) override;
 
-  // The summary.json document (stable keys; see README).
+  // The summary.json document (stable keys; see tools/README.md).
   nlohmann::json summary(const EngineTotals& totals, const Fleet& fleet) const;
 
   const QuantileSketch& ttft_ms() const { return ttft_; }

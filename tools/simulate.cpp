@@ -9,7 +9,8 @@
 #include "tools/tool_common.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"servesim: simulate one LLM serving run (see README for the config format)"};
+  CLI::App app{
+      "servesim: simulate one LLM serving run (see configs/README.md for the config format)"};
   std::string config;
   std::vector<std::string> overrides;
   std::string out_dir;
