@@ -140,10 +140,49 @@ void ConfigNode::apply_override(const std::string& assignment, std::string_view 
 
 std::string ConfigNode::base_dir() const {
   if (!ctx_) return ".";
+  if (!ctx_->base_dir.empty()) return ctx_->base_dir;
   const std::filesystem::path p(ctx_->file);
   if (!p.has_parent_path()) return ".";
   return p.parent_path().string();
 }
+
+void ConfigNode::set_base_dir(const std::string& dir) {
+  if (ctx_) ctx_->base_dir = dir;
+}
+
+namespace {
+nlohmann::json yaml_to_json(const YAML::Node& n) {
+  if (!n || n.IsNull()) return nullptr;
+  if (n.IsSequence()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& item : n) a.push_back(yaml_to_json(item));
+    return a;
+  }
+  if (n.IsMap()) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& kv : n) o[kv.first.Scalar()] = yaml_to_json(kv.second);
+    return o;
+  }
+  const std::string& s = n.Scalar();
+  if (n.Tag() != "?") return s;  // quoted: a string whatever it reads as
+  if (s == "null" || s == "~" || s.empty()) return nullptr;
+  if (s == "true") return true;
+  if (s == "false") return false;
+  std::int64_t i = 0;
+  if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+      ec == std::errc() && p == s.data() + s.size()) {
+    return i;
+  }
+  double d = 0;
+  if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+      ec == std::errc() && p == s.data() + s.size() && std::isfinite(d)) {
+    return d;
+  }
+  return s;
+}
+}  // namespace
+
+nlohmann::json ConfigNode::to_json() const { return yaml_to_json(node_); }
 
 std::string ConfigNode::child_path(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);

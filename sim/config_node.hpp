@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 namespace servesim {
@@ -34,8 +35,12 @@ class ConfigNode {
   void apply_override(const std::string& assignment, std::string_view flag = "--set");
 
   const std::string& file() const { return ctx_->file; }
-  // Folder of the file this node came from ("" for parsed text); relative paths resolve here.
+  // Folder of the file this node came from ("" for parsed text); relative paths resolve here,
+  // unless set_base_dir() named another for the whole document.
   std::string base_dir() const;
+  // Relative input paths of this document resolve against `dir` from now on (a run config's
+  // `config_dir:`, which an output folder's config.yaml carries).
+  void set_base_dir(const std::string& dir);
   const std::string& path() const { return path_; }
   const YAML::Node& yaml() const { return node_; }
 
@@ -92,10 +97,14 @@ class ConfigNode {
 
   // Deep copy of the YAML (for writing a resolved config next to outputs).
   std::string dump() const;
+  // The YAML as JSON: plain scalars that read as null, true/false, an integer or a number become
+  // those, quoted scalars and all others stay strings.
+  nlohmann::json to_json() const;
 
  private:
   struct Context {
     std::string file;
+    std::string base_dir;                                        // "" = the file's folder
     std::vector<std::pair<std::string, std::string>> overrides;  // path, "--flag a.b=c"
   };
   ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::string path);

@@ -133,7 +133,10 @@ void Engine::try_start(Replica& replica, SimTime now) {
                           prefill_tokens,
                           static_cast<std::int32_t>(shape_.prefills.size()),
                           static_cast<std::int32_t>(shape_.decode_contexts.size()),
-                          replica.batch.preempted};
+                          replica.batch.preempted,
+                          static_cast<std::int32_t>(replica.scheduler->num_running()),
+                          static_cast<std::int32_t>(replica.scheduler->num_outstanding() -
+                                                    replica.scheduler->num_running())};
   for (auto* o : observers_) o->on_step(record, shape_, cost);
   queue_.push(now + duration, kStepEnd, replica.id);
 }

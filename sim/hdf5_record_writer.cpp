@@ -40,6 +40,18 @@ constexpr RecordField kRequestFields[] = {
                    "first time the request was part of a batch; -1 = never"),
     SERVESIM_FIELD(RequestRecord, first_token_ns, "ns", "first output token time; -1 = never"),
     SERVESIM_FIELD(RequestRecord, finished_ns, "ns", "last output token time; -1 = never"),
+    SERVESIM_FIELD(RequestRecord, ttft_ns, "ns",
+                   "time to first token, first_token - arrival (engine side: without the "
+                   "request overhead summary.json adds); -1 = never"),
+    SERVESIM_FIELD(RequestRecord, tpot_ns, "ns",
+                   "time per output token after the first, (finished - first_token) / (output "
+                   "tokens - 1); -1 for fewer than 2 tokens"),
+    SERVESIM_FIELD(RequestRecord, e2e_ns, "ns",
+                   "end to end latency, finished - arrival (engine side); -1 = never"),
+    SERVESIM_FIELD(RequestRecord, scheduling_delay_ns, "ns",
+                   "first_scheduled - arrival; -1 = never"),
+    SERVESIM_FIELD(RequestRecord, tbt_max_ns, "ns",
+                   "largest gap between two consecutive output tokens; -1 for fewer than 2"),
     SERVESIM_FIELD(RequestRecord, prompt_tokens, "tokens", "prompt length"),
     SERVESIM_FIELD(RequestRecord, output_tokens, "tokens", "output length"),
     SERVESIM_FIELD(RequestRecord, cached_prefix_tokens, "tokens",
@@ -58,6 +70,8 @@ constexpr RecordField kStepFields[] = {
     SERVESIM_FIELD(StepRecord, num_prefills, "", "requests prefilling in the batch"),
     SERVESIM_FIELD(StepRecord, num_decodes, "", "requests decoding in the batch"),
     SERVESIM_FIELD(StepRecord, preempted, "", "preemptions while forming this batch"),
+    SERVESIM_FIELD(StepRecord, running, "", "requests holding KV on the replica after forming"),
+    SERVESIM_FIELD(StepRecord, waiting, "", "requests queued on the replica, not admitted"),
 };
 
 #undef SERVESIM_FIELD
@@ -190,6 +204,11 @@ void write_string_attribute(hid_t location, const char* name, const std::string&
 
 }  // namespace
 
+std::recursive_mutex& hdf5_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 std::span<const RecordField> request_record_fields() { return kRequestFields; }
 std::span<const RecordField> step_record_fields() { return kStepFields; }
 
@@ -211,6 +230,7 @@ Hdf5TableWriter::Hdf5TableWriter(const std::string& path, std::string_view datas
       record_size_(record_size),
       buffer_rows_(std::max<std::size_t>(options.buffer_rows, 1)) {
   check_fields(record_size, fields);
+  const std::lock_guard lock(hdf5_mutex());
   // Library code never prints: HDF5's error stack goes nowhere, failures come back as codes.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 
@@ -286,6 +306,7 @@ void Hdf5TableWriter::append(const void* row) {
 
 void Hdf5TableWriter::flush() {
   if (buffered_ == 0) return;
+  const std::lock_guard lock(hdf5_mutex());
   const hsize_t start = state_->written;
   const hsize_t count = buffered_;
   const hsize_t new_size = start + count;
@@ -304,6 +325,7 @@ void Hdf5TableWriter::flush() {
 
 void Hdf5TableWriter::close() {
   if (!state_) return;
+  const std::lock_guard lock(hdf5_mutex());  // the handles close under it too
   try {
     flush();
   } catch (...) {

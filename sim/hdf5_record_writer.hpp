@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +31,10 @@ struct RecordField {
 // Every member of RequestRecord / StepRecord, in declaration order.
 std::span<const RecordField> request_record_fields();
 std::span<const RecordField> step_record_fields();
+
+// The process-wide lock around HDF5 calls (the record writers, the RF cache): HDF5 built without
+// its thread-safe option must not be entered by two threads at once.
+std::recursive_mutex& hdf5_mutex();
 
 struct Hdf5WriterOptions {
   std::string servesim_version = "unknown";  // written as the `servesim_version` attribute
@@ -92,8 +97,9 @@ class CsvTableWriter {
 // Invariants: the file holds rows() rows after close(); identical rows give byte-identical
 // files (no timestamps are stored). Errors opening or writing throw InputError naming the path;
 // the destructor closes and swallows errors (call close() to see them).
-// Threading: one thread per writer. HDF5 (serial build) is not thread-safe, so writers on
-// different threads must not run at the same time either.
+// Threading: one thread per writer. Writers on different threads may run at once (the runs of a
+// sweep with --keep-runs): every HDF5 call they make holds hdf5_mutex(), so this is safe whether
+// or not the HDF5 library was built thread-safe (Debian's is).
 template <class Record>
 class Hdf5RecordWriter {
   static_assert(std::is_trivially_copyable_v<Record>);

@@ -41,12 +41,13 @@ void MetricsCollector::on_request_done(const Request& r, bool rejected) {
 // A statistic of no values is null, not 0 (a TBT of 0 would read as a perfect result).
 nlohmann::json sketch_json(const QuantileSketch& s) {
   if (s.count() == 0) {
-    return nlohmann::json{{"count", 0},     {"mean", nullptr}, {"p50", nullptr},
-                          {"p90", nullptr}, {"p99", nullptr},  {"max", nullptr}};
+    return nlohmann::json{{"count", 0},     {"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr},
+                          {"p95", nullptr}, {"p99", nullptr},  {"max", nullptr}};
   }
   return nlohmann::json{{"count", s.count()},      {"mean", s.mean()},
                         {"p50", s.quantile(0.5)},  {"p90", s.quantile(0.9)},
-                        {"p99", s.quantile(0.99)}, {"max", s.max()}};
+                        {"p95", s.quantile(0.95)}, {"p99", s.quantile(0.99)},
+                        {"max", s.max()}};
 }
 
 // Energy is null until a cost model prices it (none does yet: the power model comes later).
@@ -108,7 +109,11 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
          {"topology", r->spec.links()},
          {"cuda_graphs", r->spec.cuda_graphs ? json(cuda_graph_mode_name(r->spec.cuda_graph_mode))
                                              : json("eager")},
+         {"power_cap_w", r->spec.effective_power_cap_w()},
          {"scheduler", std::string(r->scheduler->name())},
+         {"token_budget", r->scheduler->token_budget()},
+         {"max_model_len", r->max_model_len},
+         {"block_size", r->kv.block_size()},
          {"kv_blocks", r->kv.total_blocks()},
          {"steps", r->steps},
          {"busy_fraction",

@@ -5,16 +5,26 @@
 #include <fmt/format.h>
 
 #include "sim/input_error.hpp"
+#include "sim/version.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;
 
 RequestRecord make_request_record(const Request& r, bool rejected) {
+  const auto since = [](SimTime t, SimTime from) -> std::int64_t { return t >= 0 ? t - from : -1; };
+  const bool served = !rejected && r.finished >= 0;
   return RequestRecord{r.id,
                        r.spec.arrival,
                        r.first_scheduled,
                        r.first_token,
                        r.finished,
+                       since(r.first_token, r.spec.arrival),
+                       served && r.generated > 1 ? static_cast<double>(r.finished - r.first_token) /
+                                                       static_cast<double>(r.generated - 1)
+                                                 : -1.0,
+                       since(r.finished, r.spec.arrival),
+                       since(r.first_scheduled, r.spec.arrival),
+                       served && r.generated > 1 ? static_cast<std::int64_t>(r.tbt_max_ns) : -1,
                        r.spec.prompt_tokens,
                        r.spec.output_tokens,
                        r.cached_prefix,
@@ -35,9 +45,11 @@ OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config,
   for (const char* f : kOutputFiles) fs::remove(fs::path(dir_) / f, ec);
   csv_ = config_.csv != "false";
   const auto path = [&](const char* file) { return (fs::path(dir_) / file).string(); };
+  Hdf5WriterOptions h5;
+  h5.servesim_version = std::string(servesim_version());
   if (config_.requests) {
     requests_h5_ = std::make_unique<Hdf5RecordWriter<RequestRecord>>(
-        path("requests.h5"), "requests", request_record_fields());
+        path("requests.h5"), "requests", request_record_fields(), h5);
     if (csv_) {
       requests_csv_ = std::make_unique<CsvRecordWriter<RequestRecord>>(path("requests.csv"),
                                                                        request_record_fields());
@@ -45,7 +57,7 @@ OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config,
   }
   if (config_.steps) {
     steps_h5_ = std::make_unique<Hdf5RecordWriter<StepRecord>>(path("steps.h5"), "steps",
-                                                               step_record_fields());
+                                                               step_record_fields(), h5);
     if (csv_) {
       steps_csv_ =
           std::make_unique<CsvRecordWriter<StepRecord>>(path("steps.csv"), step_record_fields());
@@ -88,7 +100,16 @@ void OutputWriters::on_step(const StepRecord& step, const BatchShape& /*shape*/,
 }
 
 void OutputWriters::on_request_done(const Request& request, bool rejected) {
-  const RequestRecord rec = make_request_record(request, rejected);
+  pending_.emplace(request.id, make_request_record(request, rejected));
+  // Rows go out in id order: a request done before an earlier one waits for it.
+  while (!pending_.empty() && pending_.begin()->first == next_request_) {
+    write_request(pending_.begin()->second);
+    pending_.erase(pending_.begin());
+    ++next_request_;
+  }
+}
+
+void OutputWriters::write_request(const RequestRecord& rec) {
   ++requests_;
   if (requests_h5_) requests_h5_->append(rec);
   if (requests_csv_) requests_csv_->append(rec);
@@ -102,6 +123,10 @@ void OutputWriters::on_request_done(const Request& request, bool rejected) {
 }
 
 nlohmann::json OutputWriters::close() {
+  // Every request is done by the end of a run; rows still held (none, unless ids were skipped)
+  // go out in order.
+  for (const auto& [id, rec] : pending_) write_request(rec);
+  pending_.clear();
   nlohmann::json files = nlohmann::json::array();
   nlohmann::json notes = nlohmann::json::array();
   if (requests_h5_) {
@@ -136,6 +161,7 @@ nlohmann::json OutputWriters::close() {
                       trace_->steps_written(), trace_->steps()));
     }
   }
+  files.push_back("config.yaml");
   files.push_back("summary.json");
   closed_ = true;
   return nlohmann::json{{"files", files}, {"notes", notes}};

@@ -4,13 +4,21 @@
 
 namespace servesim {
 
-// One row of requests.h5 / requests.csv. Times in ns of simulated time; -1 = never happened.
+// One row of requests.h5 / requests.csv, in request-id order. Times in ns of simulated time;
+// -1 = never happened (or undefined: TPOT of a one-token request, latencies of a rejected one).
+// The latencies are the engine's: summary.json adds the cost model's request overhead to TTFT
+// and E2E, these columns do not.
 struct RequestRecord {
   std::int64_t id;
   std::int64_t arrival_ns;
   std::int64_t first_scheduled_ns;
   std::int64_t first_token_ns;
   std::int64_t finished_ns;
+  std::int64_t ttft_ns;              // first_token − arrival
+  double tpot_ns;                    // (finished − first_token) / (output tokens − 1)
+  std::int64_t e2e_ns;               // finished − arrival
+  std::int64_t scheduling_delay_ns;  // first_scheduled − arrival
+  std::int64_t tbt_max_ns;           // largest gap between two of its output tokens
   std::int32_t prompt_tokens;
   std::int32_t output_tokens;
   std::int32_t cached_prefix_tokens;
@@ -29,6 +37,8 @@ struct StepRecord {
   std::int32_t num_prefills;
   std::int32_t num_decodes;
   std::int32_t preempted;  // preemptions while forming this batch
+  std::int32_t running;    // requests holding KV on the replica after the batch was formed
+  std::int32_t waiting;    // requests queued on the replica, not yet admitted (or preempted)
 };
 
 }  // namespace servesim

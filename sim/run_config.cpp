@@ -65,10 +65,25 @@ std::optional<double> slo_bound(const ConfigNode& slo, std::string_view key) {
 
 }  // namespace
 
-RunConfig RunConfig::parse(const ConfigNode& root, std::optional<std::uint64_t> seed_override) {
+RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64_t> seed_override) {
+  ConfigNode root = document;  // a handle: set_base_dir below holds for the whole document
   root.require_map("a run configuration");
   root.check_keys({"name", "seed", "model", "replicas", "scheduler", "router", "cost_model",
-                   "workload", "slo", "output", "catalog"});
+                   "workload", "slo", "output", "catalog", "config_dir"});
+  if (auto dir = root.find("config_dir")) {
+    // Relative input paths resolve against this folder, not the file's: an output folder's
+    // config.yaml names the folder of the config its run was read from.
+    std::filesystem::path p(dir->as_string());
+    if (p.is_relative()) p = std::filesystem::path(root.base_dir()) / p;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) {
+      dir->fail(
+          fmt::format("no such folder '{}' (expected the folder relative input paths of "
+                      "this config resolve against)",
+                      p.string()));
+    }
+    root.set_base_dir(p.lexically_normal().string());
+  }
   RunConfig c;
   c.root = root;
   c.name = root.get_string("name", std::filesystem::path(root.file()).stem().string());

@@ -56,8 +56,10 @@ struct RunConfig {
   OutputConfig output;
   std::vector<std::string> catalog_dirs;  // extra catalog folders, searched first
 
-  // Parses `root` (overrides already applied). `seed_override` wins over the file's seed.
-  static RunConfig parse(const ConfigNode& root, std::optional<std::uint64_t> seed_override = {});
+  // Parses `document` (overrides already applied). `seed_override` wins over the file's seed.
+  // A top-level `config_dir:` makes relative input paths resolve against that folder.
+  static RunConfig parse(const ConfigNode& document,
+                         std::optional<std::uint64_t> seed_override = {});
 };
 
 }  // namespace servesim

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -21,6 +22,9 @@ class Workload {
   // The next request, or nullopt when the workload is exhausted. Throws InputError for a bad
   // trace row (naming file and line).
   virtual std::optional<RequestSpec> next() = 0;
+  // How many requests it will yield, when that is known before the run (num_requests, a trace's
+  // rows; at most that many when duration_s cuts it short): what progress counts towards.
+  virtual std::optional<std::int64_t> expected_requests() const { return std::nullopt; }
 };
 
 }  // namespace servesim

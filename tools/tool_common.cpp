@@ -17,10 +17,12 @@
 #include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/registry.hpp"
 #include "schedulers/registry.hpp"
+#include "sim/fnv_hash.hpp"
 #include "sim/input_error.hpp"
 #include "sim/memory_planner.hpp"
 #include "sim/metrics.hpp"
 #include "sim/output_writers.hpp"
+#include "sim/version.hpp"
 #include "workloads/registry.hpp"
 
 namespace servesim {
@@ -67,6 +69,26 @@ std::shared_ptr<const CostModel> RunCache::cost_model(const ConfigNode& node,
   auto& entry = cost_models_[key];
   if (!entry) entry = make_cost_model(node);
   return entry;
+}
+
+std::string RunCache::file_hash(const std::string& path) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (auto it = file_hashes_.find(path); it != file_hashes_.end()) return it->second;
+  }
+  std::string h = file_fnv1a64(path);  // outside the lock: a large trace takes a while
+  const std::lock_guard lock(mutex_);
+  return file_hashes_.emplace(path, std::move(h)).first->second;
+}
+
+std::string resolved_config_yaml(const RunConfig& config) {
+  YAML::Node doc = YAML::Clone(config.root.yaml());
+  doc["name"] = config.name;
+  doc["seed"] = config.seed;
+  doc["config_dir"] = fs::absolute(config.root.base_dir()).lexically_normal().string();
+  YAML::Emitter out;
+  out << doc;
+  return std::string(out.c_str()) + "\n";
 }
 
 BuiltRun build_run(const RunConfig& config, RunCache* cache) {
@@ -254,6 +276,36 @@ nlohmann::json step_time_sensitivity(const RunConfig& config, const nlohmann::js
 
 }  // namespace
 
+namespace {
+
+// The files a run read, each with its FNV-1a 64 hash: the hardware and model files of its
+// replicas and the workload's trace or length file, so two results can be told apart by their
+// inputs as well as their config.
+nlohmann::json input_files(const BuiltRun& run, RunCache* cache) {
+  nlohmann::json files = nlohmann::json::array();
+  std::vector<std::string> seen;
+  auto add = [&](const char* kind, const std::string& name, const std::string& path) {
+    if (path.empty() || std::find(seen.begin(), seen.end(), path) != seen.end()) return;
+    seen.push_back(path);
+    files.push_back({{"kind", kind},
+                     {"name", name},
+                     {"file", path},
+                     {"fnv1a64", cache ? cache->file_hash(path) : file_fnv1a64(path)}});
+  };
+  for (const auto& r : run.fleet) add("hardware", r->spec.gpu->name, r->spec.gpu->file.file());
+  for (const auto& r : run.fleet) add("model", r->spec.model->name, r->spec.model->file.file());
+  for (const char* section : {"trace", "lengths"}) {
+    const auto node = run.config.workload.find(section);
+    if (!node || !node->is_map() || !node->has("file")) continue;
+    fs::path p(node->get_string("file"));
+    if (p.is_relative()) p = fs::path(node->base_dir()) / p;
+    add(section, p.filename().string(), fs::absolute(p).lexically_normal().string());
+  }
+  return files;
+}
+
+}  // namespace
+
 nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   MetricsCollector metrics(run.config.slo, run.cost_model->request_overhead_ns());
   std::vector<RunObserver*> observers{&metrics};
@@ -268,11 +320,18 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
   const auto wall_start = std::chrono::steady_clock::now();
   if (options.progress) {
-    engine.set_progress([wall_start](const EngineTotals& t, SimTime now) {
+    const std::optional<std::int64_t> total = run.workload->expected_requests();
+    engine.set_progress([wall_start, total](const EngineTotals& t, SimTime now) {
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-      std::cerr << fmt::format("\r  {:>10} requests done  sim {:>10.1f} s  wall {:>6.1f} s",
-                               t.finished + t.rejected, sim_to_s(now), wall)
+      const std::int64_t done = t.finished + t.rejected;
+      std::string line = fmt::format("\r  {:>10} requests done", done);
+      if (total && *total > 0) {
+        const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(*total));
+        line = fmt::format("\r  {:>10} / {} requests ({:.0f}%)", done, *total, 100 * f);
+        if (f > 0) line += fmt::format("  ETA {:.1f} s", wall / f - wall);
+      }
+      std::cerr << line << fmt::format("  sim {:.1f} s  wall {:.1f} s ", sim_to_s(now), wall)
                 << std::flush;
     });
   }
@@ -287,6 +346,10 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   nlohmann::json summary;
   summary["name"] = run.config.name;
   summary["seed"] = run.config.seed;
+  summary["servesim_version"] = std::string(servesim_version());
+  const std::string config_yaml = resolved_config_yaml(run.config);
+  summary["config"] = ConfigNode::parse(config_yaml, "config.yaml").to_json();
+  summary["inputs"] = input_files(run, options.cache);
   summary["cost_model"] = std::string(run.cost_model->name());
   summary["workload"] = std::string(run.workload->name());
   for (const auto& [k, v] : metrics_summary.items()) summary[k] = v;
@@ -301,6 +364,10 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
   if (writers) {
     summary["outputs"] = writers->close();
+    std::ofstream config_out(fs::path(dir) / "config.yaml");
+    config_out << "# The config this run ran with; `simulate config.yaml` reruns it.\n"
+               << config_yaml;
+    if (!config_out) throw InputError(fmt::format("{}: cannot write config.yaml", dir));
     std::ofstream out(fs::path(dir) / "summary.json");
     out << summary.dump(2) << "\n";
     if (!out) throw InputError(fmt::format("{}: cannot write summary.json", dir));
@@ -330,13 +397,14 @@ std::string format_summary_table(const nlohmann::json& s) {
   out += fmt::format("makespan   {:.2f} s   throughput {:.2f} req/s  {:.1f} output tok/s\n",
                      s["makespan_s"].get<double>(), s["throughput"]["requests_per_s"].get<double>(),
                      s["throughput"]["output_tokens_per_s"].get<double>());
-  out += fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50", "p90",
-                     "p99", "max");
+  out += fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50",
+                     "p90", "p95", "p99", "max");
   for (const char* k : {"ttft", "tbt", "tpot", "e2e", "scheduling_delay"}) {
     const auto& m = s["latency_ms"][k];
-    out += fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}\n", k, number_or_na(m["mean"], 2),
-                       number_or_na(m["p50"], 2), number_or_na(m["p90"], 2),
-                       number_or_na(m["p99"], 2), number_or_na(m["max"], 2));
+    out +=
+        fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n", k, number_or_na(m["mean"], 2),
+                    number_or_na(m["p50"], 2), number_or_na(m["p90"], 2), number_or_na(m["p95"], 2),
+                    number_or_na(m["p99"], 2), number_or_na(m["max"], 2));
   }
   if (!s["slo"].is_null()) {
     out += fmt::format("SLO        attainment {:.2f}%   goodput {:.2f} req/s\n",

@@ -44,12 +44,20 @@ class RunCache {
   // The cost model of `node` for runs whose catalog is catalog(dirs).
   std::shared_ptr<const CostModel> cost_model(const ConfigNode& node,
                                               const std::vector<std::string>& dirs);
+  // file_fnv1a64(path), computed once per path (the runs of a study read the same files).
+  std::string file_hash(const std::string& path);
 
  private:
   std::mutex mutex_;
   std::map<std::vector<std::string>, std::shared_ptr<Catalog>> catalogs_;
   std::map<std::string, std::shared_ptr<const CostModel>> cost_models_;
+  std::map<std::string, std::string> file_hashes_;
 };
+
+// The config a run ran with, as YAML: the file after its overrides, with `name`, `seed` (the
+// --seed override included) and `config_dir` (the absolute folder its relative paths resolve
+// against) written in, so that `simulate config.yaml` from the run's output folder reruns it.
+std::string resolved_config_yaml(const RunConfig& config);
 
 // One value given on the command line: "key.path=value" and the flag that gave it (errors on the
 // value name the flag: "--set …", or "--vary …" for a sweep point).

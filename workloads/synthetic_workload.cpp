@@ -6,7 +6,10 @@ namespace servesim {
 
 SyntheticWorkload::SyntheticWorkload(const ArrivalSpec& arrivals, LengthSpec lengths,
                                      const WorkloadOptions& options, std::uint64_t seed)
-    : arrivals_(arrivals, seed), lengths_(std::move(lengths), seed), shaper_(options, seed) {}
+    : arrivals_(arrivals, seed),
+      lengths_(std::move(lengths), seed),
+      shaper_(options, seed),
+      expected_(options.num_requests) {}
 
 std::optional<RequestSpec> SyntheticWorkload::next() {
   if (done_) return std::nullopt;

@@ -24,6 +24,7 @@ class SyntheticWorkload final : public Workload {
 
   std::string_view name() const override { return "synthetic"; }
   std::optional<RequestSpec> next() override;
+  std::optional<std::int64_t> expected_requests() const override { return expected_; }
 
   // For a trace length pool, zero_*_rows and error_rows count the pool file's rows.
   WorkloadCounts counts() const;
@@ -32,6 +33,7 @@ class SyntheticWorkload final : public Workload {
   ArrivalProcess arrivals_;
   LengthSampler lengths_;
   RequestShaper shaper_;
+  std::optional<std::int64_t> expected_;  // num_requests
   bool done_ = false;
 };
 

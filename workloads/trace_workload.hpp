@@ -33,6 +33,7 @@ class TraceWorkload final : public Workload {
 
   std::string_view name() const override { return "trace"; }
   std::optional<RequestSpec> next() override;
+  std::optional<std::int64_t> expected_requests() const override { return rows_; }
 
   // Rows the validating pass read (the whole file, or the first num_requests rows).
   std::int64_t rows() const { return rows_; }

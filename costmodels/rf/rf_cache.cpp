@@ -3,11 +3,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <system_error>
 #include <thread>
 
 #include <H5Cpp.h>
 #include <fmt/format.h>
+
+#include "sim/hdf5_record_writer.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -67,14 +70,6 @@ StepFunction read_fn(const H5::H5File& f, const std::string& name) {
 
 }  // namespace
 
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t h) {
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 std::string RfCache::default_dir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
     return (fs::path(x) / "servesim").string();
@@ -94,6 +89,7 @@ std::optional<RfTables> RfCache::load(std::uint64_t key) const {
   const std::string p = path(key);
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return std::nullopt;
+  const std::lock_guard lock(hdf5_mutex());  // the objects below close under it too
   try {
     H5::Exception::dontPrint();
     const H5::H5File f(p, H5F_ACC_RDONLY);
@@ -134,6 +130,7 @@ bool RfCache::store(std::uint64_t key, const RfTables& t) const {
       final_path + fmt::format(".tmp{}", std::hash<std::thread::id>{}(std::this_thread::get_id()));
   std::error_code ec;
   fs::create_directories(dir_, ec);
+  const std::lock_guard lock(hdf5_mutex());
   try {
     H5::Exception::dontPrint();
     {

@@ -6,12 +6,9 @@
 #include <string_view>
 
 #include "costmodels/rf/rf_tables.hpp"
+#include "sim/fnv_hash.hpp"
 
 namespace servesim {
-
-// 64-bit FNV-1a, continuing from `h` (start from kFnvOffset).
-inline constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t h = kFnvOffset);
 
 // On-disk cache of trained RfTables, one HDF5 file per key: <dir>/rf-<16 hex digits>.h5.
 // The key hashes everything the tables depend on (profile bytes, TP, training options, XGBoost

@@ -10,6 +10,7 @@
 #include "schedulers/replica/sarathi_scheduler.hpp"
 #include "schedulers/router/round_robin_router.hpp"
 #include "sim/metrics.hpp"
+#include "sim/output_writers.hpp"
 
 namespace servesim {
 namespace {
@@ -38,9 +39,7 @@ struct Recorder : RunObserver {
   }
   void on_token(const Request& r, SimTime now, SimTime) override { tokens.emplace_back(r.id, now); }
   void on_request_done(const Request& r, bool rejected) override {
-    done.push_back(RequestRecord{r.id, r.spec.arrival, r.first_scheduled, r.first_token, r.finished,
-                                 r.spec.prompt_tokens, r.spec.output_tokens, 0, r.preemptions,
-                                 r.replica, rejected ? 1 : 0});
+    done.push_back(make_request_record(r, rejected));
   }
 };
 

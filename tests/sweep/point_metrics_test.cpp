@@ -17,7 +17,8 @@ TEST_CASE("a run's summary flattens to one value per metric name and NaN where i
   s["throughput"] = {
       {"requests_per_s", 2.0}, {"output_tokens_per_s", 20.0}, {"prefill_tokens_per_s", 200.0}};
   for (const char* m : {"ttft", "tbt", "tpot", "e2e", "scheduling_delay"}) {
-    s["latency_ms"][m] = {{"mean", 1.0}, {"p50", 2.0}, {"p90", 3.0}, {"p99", 4.0}, {"max", 5.0}};
+    s["latency_ms"][m] = {{"mean", 1.0}, {"p50", 2.0}, {"p90", 3.0},
+                          {"p95", 3.5},  {"p99", 4.0}, {"max", 5.0}};
   }
   s["latency_ms"]["tbt"]["p99"] = nullptr;
   s["slo"] = {{"attainment", 0.9}, {"goodput_requests_per_s", 1.8}};
@@ -31,6 +32,7 @@ TEST_CASE("a run's summary flattens to one value per metric name and NaN where i
   CHECK(at("output_tok_s") == 20);
   CHECK(at("total_tok_s") == 220);
   CHECK(at("ttft_p99_ms") == 4);
+  CHECK(at("e2e_p95_ms") == 3.5);
   CHECK(std::isnan(at("tbt_p99_ms")));
   CHECK(at("scheduling_delay_max_ms") == 5);
   CHECK(at("attainment") == 0.9);

@@ -7,7 +7,7 @@ namespace servesim::sweep {
 namespace {
 
 constexpr const char* kLatencies[] = {"ttft", "tbt", "tpot", "e2e", "scheduling_delay"};
-constexpr const char* kStats[] = {"mean", "p50", "p90", "p99", "max"};
+constexpr const char* kStats[] = {"mean", "p50", "p90", "p95", "p99", "max"};
 
 double value_or_nan(const nlohmann::json& v) {
   return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
