@@ -8,16 +8,19 @@
 //   costmodel transfer --profiles DIR --home a100 --target h100 [--model M] [--json]
 //   costmodel ledger   --profiles DIR --home a100 --target h100 [--model M] [--json]
 // Exit codes: 0 ok, 1 bad input, 2 usage.
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "costmodels/analytical/costmodel_commands.hpp"
 #include "costmodels/rf/rf_cache.hpp"
 #include "costmodels/rf/rf_transfer.hpp"
 #include "sim/input_error.hpp"
+#include "tools/plot_runner.hpp"
 #include "tools/tool_common.hpp"
 
 int main(int argc, char** argv) {
@@ -40,8 +43,10 @@ int main(int argc, char** argv) {
     }
     sub->add_option("--gpu", args.gpu, "GPU name in the catalog (e.g. a100, h100)")->required();
     if (with.model) {
-      sub->add_option("--model", args.model,
-                      with.profiles ? "only this model id (org/name)" : "model id (org/name)");
+      auto* model =
+          sub->add_option("--model", args.model,
+                          with.profiles ? "only this model id (org/name)" : "model id (org/name)");
+      if (!with.profiles) model->required();  // predict prices one model
     }
     if (with.json) sub->add_flag("--json", args.json, "machine-readable output");
     sub->add_option("--hardware", args.hardware_file,
@@ -63,9 +68,19 @@ int main(int argc, char** argv) {
       ->add_option("--rows", args.rows_file,
                    "write predicted vs measured per profile row and op to this CSV")
       ->check(servesim::nonblank("FILE"));
+  std::string plot_file;
+  validate
+      ->add_option("--plot", plot_file,
+                   "draw the error atlas (signed error per op over token count x TP) into this "
+                   "PNG or SVG; the rows go to --rows, or FILE.rows.csv beside it")
+      ->check(servesim::nonblank("FILE"));
   auto* ablate = app.add_subcommand("ablate", "additive ladder: MLP-block MAPE as terms turn on");
   add_common(ablate, {});
   add_engine(ablate);
+  ablate
+      ->add_option("--plot", plot_file,
+                   "draw the ladder into this PNG or SVG (its JSON goes to FILE.json beside it)")
+      ->check(servesim::nonblank("FILE"));
   auto* fit = app.add_subcommand("fit", "least-squares fit of the home-profile constants");
   add_common(fit, {.json = false});
   add_engine(fit);
@@ -124,6 +139,12 @@ int main(int argc, char** argv) {
 
   servesim::RfTransferArgs rf;
   rf.cache_dir = servesim::RfCache::default_dir();
+  if (isatty(STDERR_FILENO) != 0) {
+    // Training the forests takes a while: say which model × TP is done.
+    rf.on_forests = [](const std::string& what) {
+      std::cerr << fmt::format("\r\033[K  {}", what) << std::flush;
+    };
+  }
   auto add_rf = [&rf](CLI::App* sub) {
     sub->add_option("--profiles", rf.profiles,
                     "Vidur profiling/compute folder holding the home GPU's mlp.csv files")
@@ -148,23 +169,55 @@ int main(int argc, char** argv) {
     sub->add_option("--cache-dir", rf.cache_dir, "trained-table cache")->capture_default_str();
     sub->add_flag("!--no-cache", rf.use_cache, "train every forest afresh");
   };
-  auto* transfer = app.add_subcommand(
-      "transfer", "cross-GPU 2x2: RF verbatim / RF spec-scaled / analytical (seed E2.1)");
+  auto* transfer =
+      app.add_subcommand("transfer", "cross-GPU 2x2: RF verbatim / RF spec-scaled / analytical");
   add_rf(transfer);
+  transfer
+      ->add_option("--plot", plot_file,
+                   "draw MAPE per predictor and GPU into this PNG or SVG (its JSON goes to "
+                   "FILE.json beside it)")
+      ->check(servesim::nonblank("FILE"));
   auto* ledger = app.add_subcommand(
-      "ledger", "profiling rows, calibration time, coverage and MAPE per method (seed E2.5)");
+      "ledger", "profiling rows, calibration time, coverage and MAPE per method");
   add_rf(ledger);
 
   return servesim::tool_main(app, argc, argv, [&] {
     std::string out;
-    if (*validate) out = servesim::run_validate(args);
-    if (*ablate) out = servesim::run_ablate(args);
+    if (*validate) {
+      if (!plot_file.empty() && args.rows_file.empty()) {
+        args.rows_file = std::filesystem::path(plot_file).replace_extension(".rows.csv").string();
+      }
+      out = servesim::run_validate(args);
+      if (!plot_file.empty()) {
+        const std::string note = servesim::run_plot_script({"atlas", args.rows_file, plot_file});
+        std::cerr << (note.empty()
+                          ? fmt::format("plot       {} (rows: {})\n", plot_file, args.rows_file)
+                          : "note: " + note + "\n");
+      }
+    }
+    if (*ablate) {
+      out = servesim::run_ablate(args);
+      if (!plot_file.empty()) {
+        servesim::CostmodelArgs as_json = args;
+        as_json.json = true;
+        servesim::plot_beside(plot_file, "ablate", args.json ? out : servesim::run_ablate(as_json));
+      }
+    }
     if (*fit) out = servesim::run_fit(args);
     if (*crossval) out = servesim::run_crossval(args);
     if (*network) out = servesim::run_network(args);
     if (*predict) out = servesim::run_predict(args);
-    if (*transfer) out = servesim::run_transfer(rf);
+    if (*transfer) {
+      out = servesim::run_transfer(rf);
+      if (!plot_file.empty()) {
+        servesim::RfTransferArgs as_json = rf;
+        as_json.json = true;
+        servesim::plot_beside(plot_file, "transfer",
+                              rf.json ? out : servesim::run_transfer(as_json));
+      }
+    }
     if (*ledger) out = servesim::run_ledger(rf);
+    if ((*transfer || *ledger) && rf.on_forests) std::cerr << "\r\033[K" << std::flush;
     std::cout << out;
     return 0;
   });

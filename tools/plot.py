@@ -1,18 +1,26 @@
 #!/usr/bin/python3
-"""The project's one plot script (matplotlib; Debian's python3-matplotlib).
+"""The project's one plot script (matplotlib and h5py: Debian's python3-matplotlib, python3-h5py).
 
-    plot.py sweep DIR      DIR/points.json [+ selection.json] -> DIR/frontier.png, DIR/metrics.png
-    plot.py capacity DIR   DIR/capacity.json                  -> DIR/capacity.png
+    plot.py run DIR            a simulate output folder -> DIR/latency.png, DIR/timeline.png
+    plot.py sweep DIR          points.json [+ selection.json] -> DIR/frontier.png, DIR/metrics.png
+    plot.py capacity DIR       capacity.json -> DIR/capacity.png
+    plot.py atlas ROWS OUT     costmodel validate --rows CSV -> signed error per op, TP x tokens
+    plot.py ablate JSON OUT    costmodel ablate --json -> the additive MAPE ladder
+    plot.py transfer JSON OUT  costmodel transfer --json -> MAPE per predictor and GPU
+    plot.py sim2real JSON OUT  sim2real --json -> simulated vs measured per run and metric
 
-`sweep` runs it on its own output folder; run it by hand to redraw. Exit 1 with a message naming
-the file when an input is missing or is not what a sweep writes.
+--format svg draws SVG instead of PNG (for OUT, the extension decides). simulate --plot, sweep,
+costmodel --plot and sim2real --plot run it; run it by hand to redraw. Exit 1 with a message naming
+the file when an input is missing or is not what the tool writes; 2 for a usage error.
 """
+import argparse
+import csv
 import json
 import math
 import os
 import sys
 
-USAGE = "usage: plot.py sweep DIR | plot.py capacity DIR"
+FORMAT = "png"
 
 
 def fail(message):
@@ -139,7 +147,7 @@ def plot_sweep(directory):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(os.path.join(directory, "frontier.png"), dpi=110)
+    fig.savefig(os.path.join(directory, f"frontier.{FORMAT}"), dpi=110)
     plt.close(fig)
 
     # Metric against the first varied key, one line per value of the others, 95% CI bands.
@@ -187,7 +195,7 @@ def plot_sweep(directory):
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(directory, "metrics.png"), dpi=110)
+    fig.savefig(os.path.join(directory, f"metrics.{FORMAT}"), dpi=110)
     plt.close(fig)
 
 
@@ -214,17 +222,333 @@ def plot_capacity(directory):
                  fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(os.path.join(directory, "capacity.png"), dpi=110)
+    fig.savefig(os.path.join(directory, f"capacity.{FORMAT}"), dpi=110)
+    plt.close(fig)
+
+
+def cdf(ax, values, label, **kw):
+    """A step CDF of `values` on `ax` (x sorted, y = rank / n)."""
+    xs = sorted(values)
+    n = len(xs)
+    if n == 0:
+        return
+    ax.step(xs, [(i + 1) / n for i in range(n)], where="post", label=f"{label} (n={n})", **kw)
+
+
+def h5_table(path, dataset, what):
+    if not os.path.isfile(path):
+        fail(f"{path}: not found (expected {what})")
+    try:
+        import h5py
+    except ImportError:
+        fail("h5py is not installed (expected Debian's python3-h5py)")
+    try:
+        with h5py.File(path, "r") as f:
+            return f[dataset][:]
+    except (OSError, KeyError) as e:
+        fail(f"{path}: cannot read dataset '{dataset}' ({e})")
+
+
+def plot_run(directory):
+    """Latency CDFs and per-replica timelines of one simulate run."""
+    summary = load(os.path.join(directory, "summary.json"), "a simulate output folder's summary.json")
+    if "latency_ms" not in summary or "replicas" not in summary:
+        fail(f"{os.path.join(directory, 'summary.json')}: no 'latency_ms' and 'replicas' (expected "
+             "a simulate summary.json)")
+    import numpy as np
+    plt = pyplot()
+    req = h5_table(os.path.join(directory, "requests.h5"), "requests",
+                   "requests.h5 (output.requests: true)")
+    overhead_ms = summary.get("request_overhead_ms") or 0.0
+    served = req[req["rejected"] == 0]
+    slo = summary.get("slo") or {}
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.3))
+    panels = [
+        ("TTFT", served["ttft_ns"][served["ttft_ns"] >= 0] / 1e6 + overhead_ms, "ttft_ms"),
+        ("E2E", served["e2e_ns"][served["e2e_ns"] >= 0] / 1e6 + overhead_ms, "e2e_ms"),
+    ]
+    for ax, (name, values, slo_key) in zip(axes, panels):
+        cdf(ax, values.tolist(), name)
+        if slo_key in slo:
+            ax.axvline(slo[slo_key], color="tab:red", linestyle=":", label=f"SLO {slo[slo_key]:g} ms")
+        ax.set_xlabel(f"{name} (ms{', incl. request overhead' if overhead_ms else ''})")
+        ax.set_ylabel("fraction of finished requests")
+    ax = axes[2]
+    tpot = served["tpot_ns"][served["tpot_ns"] >= 0] / 1e6
+    tbt_max = served["tbt_max_ns"][served["tbt_max_ns"] >= 0] / 1e6
+    cdf(ax, tpot.tolist(), "TPOT per request")
+    cdf(ax, tbt_max.tolist(), "largest TBT gap per request")
+    tbt = summary["latency_ms"]["tbt"]
+    for q, style in (("p50", "--"), ("p99", "-.")):
+        if tbt.get(q) is not None:
+            ax.axvline(tbt[q], color="grey", linestyle=style, label=f"TBT {q} over all gaps {tbt[q]:.1f} ms")
+    if "tbt_ms" in slo:
+        ax.axvline(slo["tbt_ms"], color="tab:red", linestyle=":", label=f"SLO {slo['tbt_ms']:g} ms")
+    ax.set_xlabel("time between tokens (ms)")
+    ax.set_ylabel("fraction of requests")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+        ax.set_ylim(0, 1.02)
+    fig.suptitle(f"{summary.get('name', '')}: latency CDFs ({len(served)} finished, "
+                 f"{int(summary['requests']['rejected'])} rejected)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(os.path.join(directory, f"latency.{FORMAT}"), dpi=110)
+    plt.close(fig)
+
+    steps_path = os.path.join(directory, "steps.h5")
+    if not os.path.isfile(steps_path):
+        return  # output.steps: false — no timeline to draw
+    steps = h5_table(steps_path, "steps", "steps.h5")
+    replicas = summary["replicas"]
+    shown = replicas[:8]
+    fig, axes = plt.subplots(len(shown), 3, figsize=(15, 2.6 * len(shown) + 0.6), squeeze=False)
+    t0 = float(steps["start_ns"].min()) if len(steps) else 0.0
+    for row, rep in zip(axes, shown):
+        mine = steps[steps["replica"] == rep["id"]]
+        if len(mine) == 0:
+            continue
+        t = (mine["start_ns"] - t0) / 1e9
+        bins = min(400, max(1, len(mine) // 8))
+        edges = np.linspace(t.min(), t.max() + 1e-9, bins + 1)
+        idx = np.clip(np.digitize(t, edges) - 1, 0, bins - 1)
+        centre = (edges[:-1] + edges[1:]) / 2
+
+        def binned(values, how):
+            out = np.full(bins, np.nan)
+            for b in np.unique(idx):
+                sel = values[idx == b]
+                out[b] = sel.max() if how == "max" else sel.mean()
+            return out
+
+        tokens = mine["prefill_tokens"] + mine["num_decodes"]
+        size = mine["num_prefills"] + mine["num_decodes"]
+        row[0].plot(centre, binned(tokens.astype(float), "mean"), label="tokens per step")
+        row[0].plot(centre, binned(size.astype(float), "mean"), label="requests per step")
+        row[0].set_ylabel("batch (mean per bin)")
+        row[1].set_title(f"{len(mine)} steps in {bins} time bins", fontsize=8, loc="right")
+        row[1].plot(centre, binned(mine["running"].astype(float), "mean"), label="running")
+        row[1].plot(centre, binned(mine["waiting"].astype(float), "mean"), label="waiting")
+        row[1].set_ylabel("requests")
+        kv = 100.0 * mine["kv_blocks_used"] / max(1, rep["kv_blocks"])
+        row[2].plot(centre, binned(kv.astype(float), "max"), color="tab:purple",
+                    label="KV blocks in use (max per bin)")
+        row[2].set_ylabel("KV in use (% of blocks)")
+        row[2].set_ylim(0, 105)
+        for ax in row:
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7, loc="upper right")
+        row[0].set_title(f"replica {rep['id']}: {rep['gpu']} tp{rep['tp']}, {rep['scheduler']}, "
+                         f"busy {100 * rep['busy_fraction']:.0f}%", fontsize=9, loc="left")
+    for ax in axes[-1]:
+        ax.set_xlabel("simulated time (s)")
+    note = "" if len(replicas) <= len(shown) else f" (first {len(shown)} of {len(replicas)} replicas)"
+    fig.suptitle(f"{summary.get('name', '')}: per-replica timeline{note}", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(os.path.join(directory, f"timeline.{FORMAT}"), dpi=110)
+    plt.close(fig)
+
+
+BLOCK_OPS = ["attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj", "input_layernorm",
+             "post_attention_layernorm", "attn_rope", "mlp_act", "add", "emb"]
+
+
+def plot_atlas(rows_path, out):
+    """costmodel validate --rows: mean signed error per (TP, token count) for each op."""
+    if not os.path.isfile(rows_path):
+        fail(f"{rows_path}: not found (expected costmodel validate --rows CSV)")
+    with open(rows_path) as f:
+        reader = csv.DictReader(f)
+        need = {"tp", "num_tokens", "op", "predicted_ms", "measured_ms"}
+        if not need <= set(reader.fieldnames or []):
+            fail(f"{rows_path}: expected the columns {', '.join(sorted(need))} "
+                 "(costmodel validate --rows)")
+        rows = list(reader)
+    cells = {}  # op -> (tp, tokens) -> [signed errors %]
+    block = {}  # (model, line) -> [predicted, measured, tp, tokens]
+    for r in rows:
+        pred, meas = float(r["predicted_ms"]), float(r["measured_ms"])
+        if meas <= 0:
+            continue
+        key = (int(r["tp"]), int(r["num_tokens"]))
+        cells.setdefault(r["op"], {}).setdefault(key, []).append(100 * (pred - meas) / meas)
+        b = block.setdefault((r.get("model", ""), r.get("line", ""), key), [0.0, 0.0])
+        b[0] += pred
+        b[1] += meas
+    for (_, _, key), (pred, meas) in block.items():
+        cells.setdefault("MLP block (sum of ops)", {}).setdefault(key, []).append(
+            100 * (pred - meas) / meas)
+    ops = [o for o in BLOCK_OPS if o in cells] + [o for o in cells if o not in BLOCK_OPS]
+    plt = pyplot()
+    # Token counts fall into power-of-two bins: (2^(k-1), 2^k] is labelled 2^k.
+    def token_bin(t):
+        return max(0, math.ceil(math.log2(t))) if t > 0 else 0
+    bins = sorted({token_bin(k[1]) for c in cells.values() for k in c})
+    tps_all = sorted({k[0] for c in cells.values() for k in c})
+    cols = 4
+    nrows = math.ceil(len(ops) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.4 * cols, 2.5 * nrows + 0.8), squeeze=False)
+    image = None
+    for ax, op in zip(axes.flat, ops):
+        sums = {}
+        for (tp, tok), errs in cells[op].items():
+            acc = sums.setdefault((tp, token_bin(tok)), [0.0, 0])
+            acc[0] += sum(errs)
+            acc[1] += len(errs)
+        grid = [[float("nan")] * len(bins) for _ in tps_all]
+        for (tp, b), (total, n) in sums.items():
+            grid[tps_all.index(tp)][bins.index(b)] = total / n
+        image = ax.imshow(grid, aspect="auto", cmap="RdBu_r", vmin=-30, vmax=30,
+                          interpolation="nearest")
+        ax.set_title(op, fontsize=9)
+        ax.set_yticks(range(len(tps_all)))
+        ax.set_yticklabels([f"TP{t}" for t in tps_all], fontsize=7)
+        ticks = list(range(0, len(bins), 2))
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([str(2 ** bins[i]) for i in ticks], fontsize=7)
+        if 7 in bins:  # decode-like: up to 128 tokens
+            ax.axvline(bins.index(7) + 0.5, color="black", linewidth=0.8, linestyle=":")
+    for ax in list(axes.flat)[len(ops):]:
+        ax.axis("off")
+    fig.supxlabel("tokens in the step, power-of-two bins (decode-like ≤ 128 left of the dotted "
+                  "line)", fontsize=9)
+    fig.subplots_adjust(hspace=0.45, wspace=0.25, right=0.86)
+    fig.colorbar(image, cax=fig.add_axes([0.89, 0.25, 0.012, 0.5]),
+                 label="mean signed error (%): predicted − measured")
+    fig.suptitle(f"Error atlas: {os.path.basename(rows_path)} (mean over models and rows per "
+                 "cell)", fontsize=11)
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def plot_ablate(path, out):
+    doc = load(path, "costmodel ablate --json")
+    if "ladder" not in doc:
+        fail(f"{path}: no 'ladder' (expected costmodel ablate --json)")
+    plt = pyplot()
+    ladder = doc["ladder"]
+    names = [r["rung"] for r in ladder]
+    block = [r["mlp_block_mape"] for r in ladder]
+    fig, ax = plt.subplots(figsize=(max(7, 0.8 * len(names) + 2), 4.5))
+    bars = ax.bar(range(len(names)), block, color="tab:blue", label="MLP block")
+    ax.plot(range(len(names)), [r["decode_mape"] for r in ladder], "o--", color="tab:orange",
+            label="decode-like (≤ 128 tokens)")
+    ax.plot(range(len(names)), [r["prefill_mape"] for r in ladder], "s:", color="tab:green",
+            label="prefill-like")
+    for b, v in zip(bars, block):
+        ax.annotate(f"{v:.1f}", (b.get_x() + b.get_width() / 2, v), ha="center", va="bottom",
+                    fontsize=7)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("MAPE (%)")
+    ax.set_title(f"Additive ablation on {doc.get('gpu', '')}: each term switched on after the ones "
+                 "before", fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def plot_transfer(path, out):
+    doc = load(path, "costmodel transfer --json")
+    if "home" not in doc or "target" not in doc:
+        fail(f"{path}: no 'home' and 'target' (expected costmodel transfer --json)")
+    plt = pyplot()
+    labels = {"rf": "RF (home, in sample)", "rf_heldout": "RF (home, 3-fold held out)",
+              "rf_verbatim": "RF verbatim", "rf_scaled": "RF spec-scaled",
+              "rf_scaled_analytical": "RF scaled by analytical", "analytical": "analytical"}
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    x = 0
+    ticks, names = [], []
+    for side in ("home", "target"):
+        cell = doc[side]
+        for key in ("rf", "rf_heldout", "rf_verbatim", "rf_scaled", "rf_scaled_analytical",
+                    "analytical"):
+            if key not in cell:
+                continue
+            v = cell[key]["mlp_block"]["mape"] if isinstance(cell[key], dict) else cell[key]
+            colour = "tab:green" if key == "analytical" else "tab:blue"
+            ax.bar(x, v, color=colour)
+            ax.annotate(f"{v:.1f}%", (x, v), ha="center", va="bottom", fontsize=7)
+            ticks.append(x)
+            names.append(f"{cell['gpu']}\n{labels[key]}")
+            x += 1
+        x += 0.6
+    ax.set_yscale("log")
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("MLP-block MAPE (%, log scale)")
+    ax.set_title(f"Cross-GPU transfer: trained on {doc['home']['gpu']}, scored on "
+                 f"{doc['target']['gpu']} (no target row trains anything)", fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def plot_sim2real(path, out):
+    doc = load(path, "sim2real --json")
+    if "runs" not in doc:
+        fail(f"{path}: no 'runs' (expected sim2real --json)")
+    plt = pyplot()
+    metrics = ["e2e_mean", "e2e_p99", "ttft_mean", "ttft_p99", "itl_mean"]
+    colours = {"held_out": "tab:red", "fit": "tab:blue", "approximate": "tab:green",
+               "overloaded": "tab:grey"}
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 4.2))
+    for ax, m in zip(axes, metrics):
+        lo, hi = float("inf"), 0.0
+        for kind, colour in colours.items():
+            xs, ys = [], []
+            for r in doc["runs"]:
+                v = r.get("metrics", {}).get(m)
+                if r.get("set") != kind or not v or v.get("real") is None or v.get("sim") is None:
+                    continue
+                xs.append(v["real"])
+                ys.append(v["sim"])
+            if xs:
+                ax.scatter(xs, ys, s=18, color=colour, label=kind.replace("_", " "))
+                lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
+        if hi > 0:
+            ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.7)
+            ax.plot([lo, hi], [lo * 1.1, hi * 1.1], color="black", linewidth=0.4, linestyle=":")
+            ax.plot([lo, hi], [lo / 1.1, hi / 1.1], color="black", linewidth=0.4, linestyle=":")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        ax.set_title(m.replace("_", " "), fontsize=10)
+        ax.set_xlabel("measured (ms)")
+        ax.grid(True, alpha=0.3, which="both")
+    axes[0].set_ylabel("simulated (ms)")
+    axes[0].legend(fontsize=7)
+    fig.suptitle("sim2real: simulated vs measured per run (dotted: ±10%)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
     plt.close(fig)
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("sweep", "capacity"):
-        print(USAGE, file=sys.stderr)
-        return 2
-    if not os.path.isdir(argv[2]):
-        fail(f"{argv[2]}: not a folder (expected a sweep's output folder)")
-    (plot_sweep if argv[1] == "sweep" else plot_capacity)(argv[2])
+    global FORMAT
+    parser = argparse.ArgumentParser(prog="plot.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["run", "sweep", "capacity", "atlas", "ablate", "transfer",
+                                         "sim2real"])
+    parser.add_argument("input", help="an output folder (run, sweep, capacity) or a file")
+    parser.add_argument("output", nargs="?", help="the picture to write (atlas, ablate, transfer, "
+                        "sim2real; .png or .svg)")
+    parser.add_argument("--format", choices=["png", "svg"], default="png")
+    args = parser.parse_args(argv[1:])  # a usage error exits 2
+    FORMAT = args.format
+    folders = {"run": plot_run, "sweep": plot_sweep, "capacity": plot_capacity}
+    files = {"atlas": plot_atlas, "ablate": plot_ablate, "transfer": plot_transfer,
+             "sim2real": plot_sim2real}
+    if args.mode in folders:
+        if not os.path.isdir(args.input):
+            fail(f"{args.input}: not a folder (expected an output folder of {args.mode})")
+        folders[args.mode](args.input)
+    else:
+        if not args.output:
+            parser.error(f"{args.mode} needs OUTPUT, the picture to write")
+        files[args.mode](args.input, args.output)
     return 0
 
 

@@ -11,8 +11,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <tbb/global_control.h>
+#include <unistd.h>
 
 #include "sim/input_error.hpp"
+#include "tools/plot_runner.hpp"
 #include "tools/sim2real/fit.hpp"
 #include "tools/sim2real/report.hpp"
 #include "tools/tool_common.hpp"
@@ -100,6 +102,11 @@ int main(int argc, char** argv) {
   app.add_flag("--write", write,
                "With --fit: write the fitted constants into configs/engines/<engine>.yaml")
       ->needs(fit_flag);
+  std::string plot_file;
+  app.add_option("--plot", plot_file,
+                 "Draw simulated against measured per run and metric into this PNG or SVG (the "
+                 "report goes to FILE.json beside it)")
+      ->check(servesim::nonblank("FILE"));
   return servesim::tool_main(app, argc, argv, [&] {
     std::optional<tbb::global_control> limit;
     if (threads > 0) {
@@ -138,7 +145,8 @@ int main(int argc, char** argv) {
     check_held_out(all, report.held_out, options, csv, /*ids_only=*/false);
     options.sensitivity_delta = sensitivity_pct / 100.0;
     report.options = options;
-    report.runs = replay_all(selected, options, csv);
+    servesim::Progress progress(!json && isatty(STDERR_FILENO) != 0, selected.size());
+    report.runs = replay_all(selected, options, csv, &progress);
     for (const Experiment* e : selected) {
       if (!out_dir.empty()) {
         const auto dir = std::filesystem::path(out_dir) / ("sim2real_" + e->id);
@@ -162,6 +170,7 @@ int main(int argc, char** argv) {
     } else {
       std::cout << format_table(report);
     }
+    if (!plot_file.empty()) servesim::plot_beside(plot_file, "sim2real", doc.dump(2) + "\n");
     return 0;
   });
 }

@@ -1,11 +1,14 @@
 // simulate CONFIG [--set key.path=value]... [--out DIR] [--seed N] [--quiet] [--sensitivity PCT]
-// Runs one simulation and prints its summary table; writes summary.json, requests.h5, steps.h5,
-// trace.json (and CSV for small runs) into the output folder.
+//          [--plot [--plot-format svg]]
+// Runs one simulation and prints its summary table; writes summary.json, config.yaml,
+// requests.h5, steps.h5, trace.json (and CSV for small runs) into the output folder.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include "tools/plot_runner.hpp"
 #include "tools/tool_common.hpp"
 
 int main(int argc, char** argv) {
@@ -23,7 +26,16 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed (overrides the config's seed), an integer ≥ 0")
       ->check(servesim::whole_number_in(0, UINT64_MAX));
   app.add_flag("--quiet,-q", quiet, "Print nothing but errors");
-  app.add_flag("--no-outputs", no_outputs, "Write no files (summary table only)");
+  auto* no_outputs_flag =
+      app.add_flag("--no-outputs", no_outputs, "Write no files (summary table only)");
+  bool plot = false;
+  std::string plot_format = "png";
+  app.add_flag("--plot", plot,
+               "Draw latency CDFs (latency.png) and per-replica timelines (timeline.png) into the "
+               "output folder with tools/plot.py")
+      ->excludes(no_outputs_flag);
+  app.add_option("--plot-format", plot_format, "png (default) or svg")
+      ->check(CLI::IsMember({"png", "svg"}));
   double sensitivity_pct = 0;
   app.add_option("--sensitivity", sensitivity_pct,
                  "Run twice more with every step time +/- this many percent and report how far "
@@ -39,6 +51,15 @@ int main(int argc, char** argv) {
     options.sensitivity_delta = sensitivity_pct / 100.0;
     const auto summary = servesim::execute_run(run, options);
     if (!quiet) std::cout << servesim::format_summary_table(summary);
+    if (plot) {
+      const std::string dir = summary["outputs"]["dir"].get<std::string>();
+      const std::string note = servesim::run_plot_script({"run", dir, "--format", plot_format});
+      if (!note.empty()) std::cerr << "note: " << note << "\n";
+      if (note.empty() && !quiet) {
+        std::cout << fmt::format("plots      {0}/latency.{1}, {0}/timeline.{1}\n", dir,
+                                 plot_format);
+      }
+    }
     return 0;
   });
 }

@@ -124,6 +124,11 @@ TransferResult compute_transfer(const RfTransferArgs& a) {
       RfSource src{id, home_set.require_mlp_path(id), tp, ""};
       const RfLoaded loaded = load_or_train_rf(src, a.train, cache);
       const RfTables& t = loaded.tables;
+      if (a.on_forests) {
+        a.on_forests(loaded.cache_hit ? fmt::format("{} TP{}: forests from the cache", id, tp)
+                                      : fmt::format("{} TP{}: forests trained in {:.1f} s", id, tp,
+                                                    loaded.seconds));
+      }
       r.rf_train_seconds += loaded.seconds;
       r.rf_tables += 1;
       r.rf_cache_hits += loaded.cache_hit ? 1 : 0;
@@ -228,7 +233,7 @@ std::string run_transfer(const RfTransferArgs& a) {
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
-      "Cross-GPU transfer (seed E2.1): forests trained on {} only, scored on {}.\n"
+      "Cross-GPU transfer: forests trained on {} only, scored on {}.\n"
       "Ground truth: Vidur mlp.csv medians. MLP block = sum of a row's ops (one layer); "
       "decode = tokens <= 128.\n"
       "No attention.csv in this data: attention is not part of these cells.\n"
@@ -321,7 +326,7 @@ std::string run_ledger(const RfTransferArgs& args) {
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
-      "Cost/coverage ledger (seed E2.5), home {} -> target {}, models: {}\n"
+      "Cost/coverage ledger, home {} -> target {}, models: {}\n"
       "MAPE = MLP block of mlp.csv rows; RF home MAPE in-sample (k-fold held out: {:.2f}%); "
       "calibration = cold training (no cache).\n\n",
       r.home_gpu, r.target_gpu, fmt::join(r.models, ", "), r.home_rf_cv_block.mape());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct RfTransferArgs {
   bool use_cache = true;
   bool json = false;
   RfTrainOptions train;
+  // Called as each model × TP's forests are ready ("Llama-2-7b TP2, trained 4.1 s" or "…, cached"),
+  // for a tool's progress line; may be empty.
+  std::function<void(const std::string&)> on_forests;
 };
 
 // The seed's E2.1 cross-GPU 2×2 on Vidur's mlp.csv: the home forests scored on the home profile

@@ -447,7 +447,8 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
 }
 
 std::vector<RunResult> replay_all(const std::vector<const Experiment*>& experiments,
-                                  const ReplayOptions& options, const std::string& csv_path) {
+                                  const ReplayOptions& options, const std::string& csv_path,
+                                  Progress* progress) {
   std::vector<RunResult> out(experiments.size());
   std::vector<std::exception_ptr> errors(experiments.size());
   tbb::parallel_for(std::size_t{0}, experiments.size(), [&](std::size_t i) {
@@ -456,7 +457,9 @@ std::vector<RunResult> replay_all(const std::vector<const Experiment*>& experime
     } catch (...) {
       errors[i] = std::current_exception();
     }
+    if (progress) progress->done_one();
   });
+  if (progress) progress->finish();
   for (const auto& err : errors) {
     if (err) std::rethrow_exception(err);
   }

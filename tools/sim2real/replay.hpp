@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/input_error.hpp"
+#include "tools/progress.hpp"
 #include "tools/sim2real/experiments.hpp"
 #include "tools/sim2real/score.hpp"
 
@@ -135,7 +136,9 @@ RunResult replay(const Experiment& e, const ReplayOptions& options,
 // replay() of every experiment, concurrently (oneTBB; each replay is independent and
 // deterministic), results in input order. When several fail, the first in input order's error
 // is thrown, so the outcome does not depend on the schedule.
+// `progress`, when given, counts the runs as they end.
 std::vector<RunResult> replay_all(const std::vector<const Experiment*>& experiments,
-                                  const ReplayOptions& options, const std::string& csv_path = "");
+                                  const ReplayOptions& options, const std::string& csv_path = "",
+                                  Progress* progress = nullptr);
 
 }  // namespace servesim::sim2real

@@ -21,11 +21,11 @@
 
 #include "sim/input_error.hpp"
 #include "sim/sample_stats.hpp"
+#include "tools/plot_runner.hpp"
+#include "tools/progress.hpp"
 #include "tools/sweep/capacity.hpp"
 #include "tools/sweep/grid.hpp"
-#include "tools/sweep/plot_runner.hpp"
 #include "tools/sweep/point_metrics.hpp"
-#include "tools/sweep/progress.hpp"
 #include "tools/sweep/selection.hpp"
 #include "tools/sweep/value_text.hpp"
 #include "tools/tool_common.hpp"
@@ -210,7 +210,7 @@ class Study {
       if (!o_.quiet) std::cout << format_scaling(scaling);
     }
     if (o_.plots) {
-      const std::string note = make_plots(dir_, o_.max_rate.empty() ? "sweep" : "capacity");
+      const std::string note = run_plot_script({o_.max_rate.empty() ? "sweep" : "capacity", dir_});
       if (!note.empty()) std::cerr << "note: " << note << "\n";
     }
     if (!o_.quiet) {

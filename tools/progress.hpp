@@ -5,10 +5,11 @@
 #include <cstddef>
 #include <mutex>
 
-namespace servesim::sweep {
+namespace servesim {
 
-// A progress bar with an ETA on stderr, drawn at most every 0.2 s (off: counts only).
-// Thread-safe: workers call done_one() as their runs end.
+// A progress bar with an ETA on stderr, drawn at most every 0.2 s (off: counts only), for the
+// tools that run many simulations (sweep, sim2real). Thread-safe: workers call done_one() as
+// their runs end.
 class Progress {
  public:
   Progress(bool on, std::size_t total);
@@ -28,4 +29,4 @@ class Progress {
   double last_ = -1;  // seconds since start_ of the last drawing
 };
 
-}  // namespace servesim::sweep
+}  // namespace servesim

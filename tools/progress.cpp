@@ -1,4 +1,4 @@
-#include "tools/sweep/progress.hpp"
+#include "tools/progress.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace servesim::sweep {
+namespace servesim {
 
 Progress::Progress(bool on, std::size_t total) : on_(on), total_(total), start_(Clock::now()) {}
 
@@ -33,4 +33,4 @@ void Progress::finish() {
   if (on_ && done_ > 0) std::cerr << "\n";
 }
 
-}  // namespace servesim::sweep
+}  // namespace servesim
