@@ -37,8 +37,11 @@ void append_us(std::string& out, SimTime ns) {
 
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(const std::string& path, std::int64_t max_events)
-    : max_events_(std::max<std::int64_t>(max_events, 0)), out_(path, "trace file") {
+ChromeTraceWriter::ChromeTraceWriter(const std::string& path, std::int64_t max_events,
+                                     std::int64_t max_requests)
+    : max_events_(std::max<std::int64_t>(max_events, 0)),
+      max_requests_(std::max<std::int64_t>(max_requests, 0)),
+      out_(path, "trace file") {
   out_.text() = "{\"traceEvents\":[";
 }
 
@@ -104,7 +107,122 @@ void ChromeTraceWriter::add_step(const StepRecord& step) {
   append_int(b, step.kv_blocks_used);
   b += R"(,"preempted":)";
   append_int(b, step.preempted);
+  b += R"(,"running":)";
+  append_int(b, step.running);
+  b += R"(,"waiting":)";
+  append_int(b, step.waiting);
   b += "}}";
+  // Counter tracks of the replica: set at the step's start; its tokens drop to zero at the end.
+  const auto counter = [&](const char* name, SimTime ts, const char* k1, std::int64_t v1,
+                           const char* k2, std::int64_t v2) {
+    begin_event();
+    b += R"({"name":")";
+    b += name;
+    b += R"(","ph":"C","pid":)";
+    append_int(b, step.replica);
+    b += R"(,"ts":)";
+    append_us(b, ts);
+    b += R"(,"args":{")";
+    b += k1;
+    b += R"(":)";
+    append_int(b, v1);
+    if (k2 != nullptr) {
+      b += R"(,")";
+      b += k2;
+      b += R"(":)";
+      append_int(b, v2);
+    }
+    b += "}}";
+  };
+  counter("KV blocks", step.start_ns, "used", step.kv_blocks_used, nullptr, 0);
+  counter("requests", step.start_ns, "running", step.running, "waiting", step.waiting);
+  counter("batch tokens", step.start_ns, "prefill", step.prefill_tokens, "decode",
+          step.num_decodes);
+  counter("batch tokens", step.start_ns + step.duration_ns, "prefill", 0, "decode", 0);
+  out_.maybe_flush();
+}
+
+void ChromeTraceWriter::add_request(const RequestRecord& r) {
+  if (out_.closed()) throw InputError(out_.path() + ": add to a closed trace writer");
+  ++requests_;
+  if (requests_ > max_requests_) return;
+  auto out = std::back_inserter(out_.text());
+  if (requests_ == 1) {
+    begin_event();
+    fmt::format_to(out,
+                   R"({{"name":"process_name","ph":"M","pid":{},"tid":0,"args":{{"name":)"
+                   R"("requests"}}}})",
+                   kRequestsPid);
+    begin_event();
+    fmt::format_to(
+        out,
+        R"({{"name":"process_sort_index","ph":"M","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+        kRequestsPid, kRequestsPid);
+  }
+  begin_event();
+  fmt::format_to(out,
+                 R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":)"
+                 R"x("request {} ({} + {} tokens)"}}}})x",
+                 kRequestsPid, r.id, r.id, r.prompt_tokens, r.output_tokens);
+  std::string& b = out_.text();
+  const auto slice = [&](const char* name, SimTime from, SimTime to) {
+    if (from < 0 || to <= from) return;  // never reached, or no time in it
+    begin_event();
+    b += R"({"name":")";
+    b += name;
+    b += R"(","ph":"X","pid":)";
+    append_int(b, kRequestsPid);
+    b += R"(,"tid":)";
+    append_int(b, r.id);
+    b += R"(,"ts":)";
+    append_us(b, from);
+    b += R"(,"dur":)";
+    append_us(b, to - from);
+    b += R"(,"args":{"prompt_tokens":)";
+    append_int(b, r.prompt_tokens);
+    b += R"(,"output_tokens":)";
+    append_int(b, r.output_tokens);
+    b += R"(,"replica":)";
+    append_int(b, r.replica);
+    b += R"(,"preemptions":)";
+    append_int(b, r.preemptions);
+    b += "}}";
+  };
+  if (r.rejected != 0) {
+    begin_event();
+    b += R"({"name":"rejected","ph":"i","s":"t","pid":)";
+    append_int(b, kRequestsPid);
+    b += R"(,"tid":)";
+    append_int(b, r.id);
+    b += R"(,"ts":)";
+    append_us(b, r.arrival_ns);
+    b += "}";
+    out_.maybe_flush();
+    return;
+  }
+  slice("queued", r.arrival_ns, r.first_scheduled_ns);
+  slice("prefill", r.first_scheduled_ns, r.first_token_ns);
+  slice("decode", r.first_token_ns, r.finished_ns);
+  // Arrows from the request to the steps that served it: the one that first scheduled it (it
+  // starts then) and the one that produced its last token (it ends then: 1 ns before is inside).
+  const auto flow = [&](SimTime at) {
+    const std::int64_t id = ++flows_;
+    for (const bool start : {true, false}) {
+      begin_event();
+      b += start ? R"({"name":"served by","cat":"request","ph":"s","id":)"
+                 : R"({"name":"served by","cat":"request","ph":"f","bp":"e","id":)";
+      append_int(b, id);
+      b += R"(,"pid":)";
+      append_int(b, start ? kRequestsPid : r.replica);
+      b += R"(,"tid":)";
+      append_int(b, start ? r.id : 0);
+      b += R"(,"ts":)";
+      append_us(b, at);
+      b += "}";
+    }
+  };
+  if (r.first_scheduled_ns >= 0) flow(r.first_scheduled_ns);
+  if (r.finished_ns > r.first_scheduled_ns) flow(r.finished_ns - 1);
   out_.maybe_flush();
 }
 
@@ -112,8 +230,10 @@ void ChromeTraceWriter::close() {
   if (out_.closed()) return;
   fmt::format_to(std::back_inserter(out_.text()),
                  "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{{\"steps\":{},\"steps_written\":{},"
-                 "\"steps_omitted\":{},\"max_events\":{}}}}}\n",
-                 steps_, steps_written(), steps_omitted(), max_events_);
+                 "\"steps_omitted\":{},\"max_events\":{},\"requests\":{},"
+                 "\"requests_written\":{},\"max_requests\":{}}}}}\n",
+                 steps_, steps_written(), steps_omitted(), max_events_, requests_,
+                 requests_written(), max_requests_);
   out_.close();
 }
 

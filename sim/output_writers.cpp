@@ -64,7 +64,8 @@ OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config,
     }
   }
   if (config_.trace) {
-    trace_ = std::make_unique<ChromeTraceWriter>(path("trace.json"), config_.trace_max_steps);
+    trace_ = std::make_unique<ChromeTraceWriter>(path("trace.json"), config_.trace_max_steps,
+                                                 config_.trace_max_requests);
     for (const auto& r : fleet) {
       trace_->add_replica(
           r->id, fmt::format("{}, {}, tp{}", r->spec.gpu->name, r->spec.model->name, r->spec.tp));
@@ -113,6 +114,7 @@ void OutputWriters::write_request(const RequestRecord& rec) {
   ++requests_;
   if (requests_h5_) requests_h5_->append(rec);
   if (requests_csv_) requests_csv_->append(rec);
+  if (trace_) trace_->add_request(rec);
   if (csv_ && config_.csv == "auto" && requests_ > config_.csv_max_requests) {
     // Too large for CSV: stop writing it; the files are removed at close.
     requests_csv_.reset();
@@ -159,6 +161,11 @@ nlohmann::json OutputWriters::close() {
       notes.push_back(
           fmt::format("trace.json holds the first {} of {} steps (output.trace_max_steps)",
                       trace_->steps_written(), trace_->steps()));
+    }
+    if (trace_->requests_written() < trace_->requests()) {
+      notes.push_back(fmt::format(
+          "trace.json draws the first {} of {} requests as tracks (output.trace_max_requests)",
+          trace_->requests_written(), trace_->requests()));
     }
   }
   files.push_back("config.yaml");

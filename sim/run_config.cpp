@@ -116,8 +116,8 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   }
   if (auto out = root.find("output")) {
     out->require_map("the output section");
-    out->check_keys(
-        {"dir", "csv", "csv_max_requests", "trace", "trace_max_steps", "requests", "steps"});
+    out->check_keys({"dir", "csv", "csv_max_requests", "trace", "trace_max_steps",
+                     "trace_max_requests", "requests", "steps"});
     c.output.dir = out->get_string("dir", "");
     if (auto csv = out->find("csv")) {
       const std::string v = csv->as_string();
@@ -130,6 +130,12 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     c.output.csv_max_requests =
         out->get_positive_int("csv_max_requests", c.output.csv_max_requests);
     c.output.trace_max_steps = out->get_positive_int("trace_max_steps", c.output.trace_max_steps);
+    if (out->has("trace_max_requests")) {
+      const ConfigNode n = out->at("trace_max_requests");
+      const auto v = n.as_int();
+      if (v < 0) n.fail("expected an integer ≥ 0 (0: no request tracks)");
+      c.output.trace_max_requests = v;
+    }
     c.output.trace = out->get_bool("trace", true);
     c.output.requests = out->get_bool("requests", true);
     c.output.steps = out->get_bool("steps", true);

@@ -35,7 +35,8 @@ struct OutputConfig {
   std::string dir;           // "" = out/<name>
   std::string csv = "auto";  // auto | true | false (auto: CSV too when ≤ csv_max_requests)
   std::int64_t csv_max_requests = 100000;
-  std::int64_t trace_max_steps = 200000;
+  std::int64_t trace_max_steps = 100000;
+  std::int64_t trace_max_requests = 1000;  // requests drawn as tracks of their own
   bool trace = true;
   bool requests = true;
   bool steps = true;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -48,7 +49,11 @@ TEST_CASE("a trace lists replica names and one complete event per step", "[chrom
     CHECK(writer.steps_omitted() == 0);
   }
   const nlohmann::json trace = nlohmann::json::parse(read_text(path));
-  const auto& events = trace.at("traceEvents");
+  const auto& all = trace.at("traceEvents");
+  // Per step: its slice and four counter samples (KV, requests, tokens at start and at end).
+  REQUIRE(all.size() == 4 + 3 * 5);
+  std::vector<nlohmann::json> events, counters;
+  for (const auto& e : all) (e.at("ph") == "C" ? counters : events).push_back(e);
   REQUIRE(events.size() == 4 + 3);
 
   CHECK(events[0].at("ph") == "M");
@@ -68,11 +73,24 @@ TEST_CASE("a trace lists replica names and one complete event per step", "[chrom
   CHECK(first.at("args").at("prefill_tokens") == 512);
   CHECK(first.at("args").at("decodes") == 37);
   CHECK(first.at("args").at("kv_blocks") == 100);
+  CHECK(first.at("args").at("running") == 38);
+  CHECK(first.at("args").at("waiting") == 2);
   CHECK(events[5].at("name") == "decode 8");
   CHECK(events[5].at("pid") == 1);
   CHECK(events[5].at("ts").get<double>() == 1.0);
   CHECK(events[5].at("dur").get<double>() == Approx(0.999).epsilon(1e-12));
   CHECK(events[6].at("name") == "prefill 2048");
+  // The first step's counters: KV used, running/waiting, its tokens, then zero tokens at its end.
+  REQUIRE(counters.size() == 12);
+  CHECK(counters[0].at("name") == "KV blocks");
+  CHECK(counters[0].at("pid") == 0);
+  CHECK(counters[0].at("args").at("used") == 100);
+  CHECK(counters[1].at("name") == "requests");
+  CHECK(counters[1].at("args") == nlohmann::json{{"running", 38}, {"waiting", 2}});
+  CHECK(counters[2].at("name") == "batch tokens");
+  CHECK(counters[2].at("args") == nlohmann::json{{"prefill", 512}, {"decode", 37}});
+  CHECK(counters[3].at("ts").get<double>() == Approx(25'123.456).epsilon(1e-12));
+  CHECK(counters[3].at("args") == nlohmann::json{{"prefill", 0}, {"decode", 0}});
   CHECK(trace.at("otherData").at("steps_omitted") == 0);
   CHECK(trace.at("displayTimeUnit") == "ms");
 
@@ -136,8 +154,88 @@ TEST_CASE("identical steps give byte-identical traces", "[chrome_trace_writer]")
   const std::string text = read_text(a);
   CHECK(text == read_text(b));
   const nlohmann::json trace = nlohmann::json::parse(text);
-  CHECK(trace.at("traceEvents").size() == 4 + 15'000);
+  CHECK(trace.at("traceEvents").size() == 4 + 15'000 * 5);
   CHECK(trace.at("otherData").at("steps_omitted") == 5'000);
+}
+
+RequestRecord request(std::int64_t id, std::int32_t replica, bool rejected) {
+  RequestRecord r{};
+  r.id = id;
+  r.arrival_ns = 1'000 * id;
+  r.first_scheduled_ns = rejected ? -1 : r.arrival_ns + 500;
+  r.first_token_ns = rejected ? -1 : r.arrival_ns + 2'500;
+  r.finished_ns = rejected ? -1 : r.arrival_ns + 9'500;
+  r.prompt_tokens = 100;
+  r.output_tokens = 4;
+  r.replica = rejected ? -1 : replica;
+  r.rejected = rejected ? 1 : 0;
+  return r;
+}
+
+TEST_CASE("requests are tracks of their own with arrows to the steps that served them",
+          "[chrome_trace_writer]") {
+  const fs::path path = output_dir() / "requests.json";
+  {
+    ChromeTraceWriter writer(path.string(), 100, 2);
+    writer.add_replica(0, "h200");
+    writer.add_step(step(500, 2'000, 0, 100, 0));
+    writer.add_request(request(0, 0, false));
+    writer.add_request(request(1, 0, true));
+    writer.add_request(request(2, 0, false));  // past max_requests: counted only
+    CHECK(writer.requests() == 3);
+    CHECK(writer.requests_written() == 2);
+  }
+  const nlohmann::json trace = nlohmann::json::parse(read_text(path));
+  std::vector<nlohmann::json> slices, flows;
+  bool named = false, rejected = false;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("pid") != ChromeTraceWriter::kRequestsPid && e.at("ph") != "f") continue;
+    if (e.at("ph") == "X") slices.push_back(e);
+    if (e.at("ph") == "s" || e.at("ph") == "f") flows.push_back(e);
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") {
+      named = named || e.at("args").at("name") == "request 0 (100 + 4 tokens)";
+    }
+    if (e.at("ph") == "i") rejected = e.at("name") == "rejected" && e.at("tid") == 1;
+  }
+  CHECK(named);
+  CHECK(rejected);
+  REQUIRE(slices.size() == 3);
+  CHECK(slices[0].at("name") == "queued");
+  CHECK(slices[0].at("ts").get<double>() == 0.0);
+  CHECK(slices[0].at("dur").get<double>() == Approx(0.5));
+  CHECK(slices[1].at("name") == "prefill");
+  CHECK(slices[2].at("name") == "decode");
+  CHECK(slices[2].at("dur").get<double>() == Approx(7.0));
+  // Two arrows: one into the step that scheduled it (at its start), one into the last step
+  // (1 ns before the request's end), each a start on the request's track and a bound finish on
+  // the replica's.
+  REQUIRE(flows.size() == 4);
+  CHECK(flows[0].at("ph") == "s");
+  CHECK(flows[0].at("tid") == 0);
+  CHECK(flows[1].at("ph") == "f");
+  CHECK(flows[1].at("bp") == "e");
+  CHECK(flows[1].at("pid") == 0);
+  CHECK(flows[1].at("id") == flows[0].at("id"));
+  CHECK(flows[1].at("ts").get<double>() == Approx(0.5));
+  CHECK(flows[3].at("ts").get<double>() == Approx(9.499));
+  const auto& other = trace.at("otherData");
+  CHECK(other.at("requests") == 3);
+  CHECK(other.at("requests_written") == 2);
+}
+
+TEST_CASE("a trace at its size limits is still valid JSON", "[chrome_trace_writer]") {
+  const fs::path path = output_dir() / "limits.json";
+  {
+    ChromeTraceWriter writer(path.string(), 50, 20);
+    writer.add_replica(0, "h100");
+    for (std::int64_t i = 0; i < 500; ++i) {
+      writer.add_step(step(i * 10'000, 9'000, 0, 16, 3));
+      writer.add_request(request(i, 0, i % 7 == 0));
+    }
+  }
+  const nlohmann::json trace = nlohmann::json::parse(read_text(path));
+  CHECK(trace.at("otherData").at("steps_written") == 50);
+  CHECK(trace.at("otherData").at("requests_written") == 20);
 }
 
 TEST_CASE("adding to a closed trace or opening a bad path throws InputError",
@@ -153,6 +251,7 @@ TEST_CASE("adding to a closed trace or opening a bad path throws InputError",
   writer.close();
   CHECK_THROWS_AS(writer.add_step(step(0, 1, 0, 1, 0)), InputError);
   CHECK_THROWS_AS(writer.add_replica(0, "x"), InputError);
+  CHECK_THROWS_AS(writer.add_request(request(0, 0, false)), InputError);
 }
 
 }  // namespace

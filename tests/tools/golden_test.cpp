@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include <catch2/catch.hpp>
 
@@ -212,6 +213,50 @@ TEST_CASE("the golden_fixed summary.json equals the stored golden file", "[golde
   INFO("differences (JSON patch from golden to actual): "
        << nlohmann::json::diff(golden, actual).dump());
   CHECK(actual == golden);
+}
+
+// The trace.json of golden_fixed.yaml is stored too (tests/tools/golden/golden_fixed.trace.json;
+// SERVESIM_UPDATE_GOLDEN=1 rewrites it), after checking every event against the fields the Trace
+// Event Format documents for its phase: Perfetto's importer needs nothing else.
+TEST_CASE("the golden_fixed trace.json is well formed and equals the stored golden trace",
+          "[golden]") {
+  const auto dir = fresh_dir("golden_fixed_trace");
+  const auto r = run_simulate({"tests/tools/configs/golden_fixed.yaml", "--out", dir.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string text = read_text(dir / "trace.json");
+  const auto trace = nlohmann::json::parse(text);
+  std::map<std::string, int> phases;
+  for (const auto& e : trace.at("traceEvents")) {
+    INFO(e.dump());
+    const std::string ph = e.at("ph").get<std::string>();
+    ++phases[ph];
+    CHECK(e.at("pid").is_number_integer());
+    CHECK(e.at("name").is_string());
+    if (ph != "M") CHECK(e.at("ts").is_number());
+    if (ph == "X") {
+      CHECK(e.at("dur").get<double>() > 0);
+      CHECK(e.at("tid").is_number_integer());
+    }
+    if (ph == "C") {
+      for (const auto& [k, v] : e.at("args").items()) CHECK(v.is_number());
+    }
+    if (ph == "s" || ph == "f") CHECK(e.at("id").is_number_integer());
+    if (ph == "f") CHECK(e.at("bp") == "e");
+    if (ph == "M")
+      CHECK(e.at("args").contains(e.at("name") == "process_sort_index" ? "sort_index" : "name"));
+  }
+  CHECK(phases["X"] == 12 + 3 * 2);  // the steps, and each request's prefill and decode
+  CHECK(phases["C"] == 12 * 4);      // four counter samples a step
+  CHECK(phases["s"] == 3 * 2);       // two arrows a request
+  CHECK(phases["f"] == 3 * 2);
+  const auto golden_path = fixture("golden/golden_fixed.trace.json");
+  const char* update = std::getenv("SERVESIM_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(golden_path) << text;
+    WARN("rewrote " << golden_path.string());
+  }
+  CHECK(text == read_text(golden_path));
 }
 
 }  // namespace servesim::test
