@@ -8,6 +8,7 @@
 #include "costmodels/fixed/fixed_cost_model.hpp"
 #include "costmodels/rf/rf_cost_model.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
+#include "sim/suggest.hpp"
 
 namespace servesim {
 namespace {
@@ -55,7 +56,8 @@ std::unique_ptr<CostModel> make_cost_model(const ConfigNode& node) {
   }
   std::string known;
   for (const std::string& k : cost_model_kinds()) known += (known.empty() ? "" : ", ") + k;
-  kind_node.fail("unknown cost model '" + kind + "' (known: " + known + ")");
+  kind_node.fail("unknown cost model '" + kind + "' (" + did_you_mean(kind, cost_model_kinds()) +
+                 "known: " + known + ")");
 }
 
 std::vector<std::string> cost_model_kinds() {

@@ -11,6 +11,7 @@
 #include "schedulers/router/least_outstanding_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
+#include "sim/suggest.hpp"
 
 namespace servesim {
 namespace {
@@ -60,8 +61,9 @@ const typename Table::mapped_type& lookup(const Table& table, const ConfigNode& 
   const std::string name = kind.as_string();
   auto it = table.find(name);
   if (it == table.end()) {
-    kind.fail(
-        fmt::format("unknown {} '{}' (known: {})", what, name, fmt::join(kinds_of(table), ", ")));
+    const std::vector<std::string> known = kinds_of(table);
+    kind.fail(fmt::format("unknown {} '{}' ({}known: {})", what, name, did_you_mean(name, known),
+                          fmt::join(known, ", ")));
   }
   return it->second;
 }

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/input_error.hpp"
+#include "sim/suggest.hpp"
 
 namespace servesim {
 
@@ -100,7 +101,10 @@ std::vector<std::string> Catalog::model_names() const {
 const GpuSpec& Catalog::gpu(const std::string& name, const ConfigNode& where) {
   auto it = gpu_files_.find(lowercase(name));
   if (it == gpu_files_.end()) {
-    where.fail(fmt::format("unknown GPU '{}' (known: {})", name, fmt::join(gpu_display_, ", ")));
+    std::vector<std::string> names;
+    for (const auto& [n, path] : gpu_files_) names.push_back(n);
+    where.fail(fmt::format("unknown GPU '{}' ({}known: {})", name, did_you_mean(name, names),
+                           fmt::join(gpu_display_, ", ")));
   }
   const std::lock_guard lock(*mutex_);
   if (auto hit = gpus_.find(it->second); hit != gpus_.end()) return *hit->second;
@@ -121,9 +125,9 @@ const ModelSpec& Catalog::model(const std::string& name, const ConfigNode& where
   }
   if (it == model_files_.end()) {
     where.fail(
-        fmt::format("unknown model '{}' (expected a Hugging Face id with a file under "
+        fmt::format("unknown model '{}' ({}expected a Hugging Face id with a file under "
                     "configs/models/; known: {})",
-                    name, fmt::join(model_names(), ", ")));
+                    name, did_you_mean(name, model_names()), fmt::join(model_names(), ", ")));
   }
   const std::lock_guard lock(*mutex_);
   if (auto hit = models_.find(it->second); hit != models_.end()) return *hit->second;
@@ -157,12 +161,22 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
                 "analytical",
                 "host",
                 "power",
-                "roofline"});
+                "roofline",
+                "provenance"});
   GpuSpec g;
   g.name = f.has("name") ? f.get_string("name") : fs::path(f.file()).stem().string();
   g.display_name = f.get_string("display_name", g.name);
   if (auto aliases = f.find("aliases")) {
     for (const auto& a : aliases->items()) g.aliases.push_back(a.as_string());
+  }
+  if (auto p = f.find("provenance")) {
+    p->require_map("provenance: {constants: …, validated: […]}");
+    p->check_keys({"constants", "validated"});
+    g.provenance = p->get_string("constants");
+    const ConfigNode v = p->at("validated");
+    if (!v.is_sequence())
+      v.fail("expected a list of what this GPU's prices were scored on ([] = none)");
+    for (const auto& item : v.items()) g.validated.push_back(item.as_string());
   }
   const ConfigNode arch = f.at("arch");
   g.arch = arch.as_string();

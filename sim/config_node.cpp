@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/input_error.hpp"
+#include "sim/suggest.hpp"
 
 namespace servesim {
 namespace {
@@ -44,6 +45,34 @@ void check_duplicate_keys(const YAML::Node& node, const std::string& file) {
   }
 }
 
+// yaml-cpp's parse message with what the file most likely needs ("expected …").
+std::string with_hint(const std::string& msg) {
+  static const std::pair<std::string_view, std::string_view> kHints[] = {
+      {"end of map not found",
+       "expected the keys of one map to line up at one indentation, each 'key: value'"},
+      {"end of map flow not found", "expected '}' to close the {…} map, or ',' between entries"},
+      {"end of sequence not found", "expected the '- ' items of one list at one indentation"},
+      {"end of sequence flow not found", "expected ']' to close a […] list"},
+      {"illegal map value",
+       "expected 'key: value', the keys of one map at one indentation; quote a value that holds "
+       "': '"},
+      {"illegal block entry", "expected '- ' list items on lines of their own below their key"},
+      {"illegal map key", "expected a plain key before ':'"},
+      {"unknown escape character",
+       "expected a valid escape in a double-quoted string; single quotes keep backslashes"},
+      {"illegal EOF in scalar", "expected the closing quote of a quoted value"},
+      {"illegal flow end", "expected the '[' or '{' this ']' or '}' closes"},
+      {"illegal character in scalar", "expected a value without tabs or control characters"},
+  };
+  for (const auto& [prefix, hint] : kHints) {
+    if (msg.rfind(prefix, 0) == 0) return fmt::format("{} ({})", msg, hint);
+  }
+  if (msg.find("tab") != std::string::npos) {
+    return fmt::format("{} (expected spaces, not tabs, for indentation)", msg);
+  }
+  return msg;
+}
+
 }  // namespace
 
 ConfigNode::ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::string path)
@@ -72,7 +101,7 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
     }
     if (!docs.empty()) root = docs.front();
   } catch (const YAML::Exception& e) {
-    throw_input_error(source, e.mark.line + 1, e.mark.column + 1, e.msg);
+    throw_input_error(source, e.mark.line + 1, e.mark.column + 1, with_hint(e.msg));
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   check_duplicate_keys(root, source);
@@ -93,7 +122,7 @@ void ConfigNode::apply_override(const std::string& assignment, std::string_view 
   try {
     value = YAML::Load(value_text);
   } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}: {}", given, e.msg));
+    throw InputError(fmt::format("{}: {}", given, with_hint(e.msg)));
   }
   std::vector<std::string> parts;
   std::string part;
@@ -396,8 +425,9 @@ void ConfigNode::check_keys(const std::vector<std::string>& known) const {
       std::vector<std::string> sorted = known;
       std::sort(sorted.begin(), sorted.end());
       const ConfigNode child(ctx_, kv.first, child_path(key));
-      throw InputError(fmt::format("{}: unknown key '{}'{} (known: {})", child.where(), key,
-                                   path_.empty() ? "" : " in " + path_, fmt::join(sorted, ", ")));
+      throw InputError(fmt::format("{}: unknown key '{}'{} ({}known: {})", child.where(), key,
+                                   path_.empty() ? "" : " in " + path_, did_you_mean(key, known),
+                                   fmt::join(sorted, ", ")));
     }
   }
 }

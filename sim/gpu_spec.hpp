@@ -38,6 +38,11 @@ struct GpuSpec {
   bool nvlink_bridge = false;
   double pcie_gb_per_s = 0;  // per direction
   ConfigNode file;           // the whole hardware file, for plug-in sections
+  // Where the file's cost-model constants come from ("transferred from the a100-80gb fit …") and
+  // what this GPU's prices were scored against, with the figure (empty: nothing measured): the
+  // `provenance:` section, which the tools print beside their answers. "" when the file has none.
+  std::string provenance;
+  std::vector<std::string> validated;
 
   // Why a board power cap of `watts` cannot be set ("" when it can): as `nvidia-smi -pl`, within
   // [min_power_w (when known), tdp_w].

@@ -7,17 +7,25 @@
 #   tools/compare_cost_models.sh [CONFIG] [GPU] [extra simulate flags...]
 #     CONFIG  default configs/vidur_llama3_8b_a100.yaml (Llama-3-8B, Sarathi chunk 512)
 #     GPU     replica GPU for all three runs, default h100 (no Llama-3-8B H100 row is used)
-# Environment: SIMULATE (default build/tools/simulate), PROFILES (Vidur profiling/compute folder,
-# relative to the config's folder or absolute; default ../../shared/data/vidur/profiling/compute).
+# Environment: SIMULATE (default: build/tools/simulate as tools/dev.sh builds it, else simulate
+# on PATH), PROFILES (Vidur profiling/compute folder, relative to the config's folder or absolute;
+# default ../../shared/data/vidur/profiling/compute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=${1:-configs/vidur_llama3_8b_a100.yaml}
 gpu=${2:-h100}
 shift $(( $# > 2 ? 2 : $# ))
-simulate=${SIMULATE:-build/tools/simulate}
 profiles=${PROFILES:-../../shared/data/vidur/profiling/compute}
-if [[ ! -x $simulate ]]; then
-  echo "error: $simulate not found (build it, or set SIMULATE=path/to/simulate)" >&2
+if [[ -n ${SIMULATE:-} ]]; then
+  simulate=$SIMULATE
+elif [[ -x build/tools/simulate ]]; then
+  simulate=build/tools/simulate
+else
+  simulate=$(command -v simulate || true)
+fi
+if [[ -z $simulate || ! -x $simulate ]]; then
+  echo "error: no simulate found (run tools/dev.sh run, put simulate on PATH, or set" \
+       "SIMULATE=path/to/simulate)" >&2
   exit 2
 fi
 
@@ -31,8 +39,8 @@ declare -A rows
 for cm in "${order[@]}"; do
   out=$("$simulate" "$config" --no-outputs --set "replicas=[{gpu: $gpu, tp: 1, count: 1}]" \
         --set "cost_model=${section[$cm]}" "$@")
-  # Summary lines: "ttft  mean p50 p90 p99 max" (ms).
-  rows[$cm]=$(awk '$1 == "ttft" || $1 == "tbt" {printf "%s %s %s %s ", $1, $2, $3, $5}' <<<"$out")
+  # Summary lines: "ttft  mean p50 p90 p95 p99 max" (ms).
+  rows[$cm]=$(awk '$1 == "ttft" || $1 == "tbt" {printf "%s %s %s %s ", $1, $2, $3, $6}' <<<"$out")
   makespan=$(awk '$1 == "makespan" {print $2}' <<<"$out")
   rows[$cm]+="makespan $makespan"
 done

@@ -304,6 +304,23 @@ nlohmann::json input_files(const BuiltRun& run, RunCache* cache) {
   return files;
 }
 
+// Where the constants pricing each GPU come from and what they were checked against (the
+// hardware files' `provenance:`), for cost models that use them; [] for the others.
+nlohmann::json price_provenance(const BuiltRun& run) {
+  nlohmann::json out = nlohmann::json::array();
+  const std::string_view kind = run.cost_model->name();
+  if (kind != "analytical" && kind != "rf" && kind != "rf_scaled") return out;
+  std::vector<const GpuSpec*> seen;
+  for (const auto& r : run.fleet) {
+    if (std::find(seen.begin(), seen.end(), r->spec.gpu) != seen.end()) continue;
+    seen.push_back(r->spec.gpu);
+    out.push_back({{"gpu", r->spec.gpu->name},
+                   {"constants", r->spec.gpu->provenance},
+                   {"validated", r->spec.gpu->validated}});
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
@@ -350,6 +367,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   const std::string config_yaml = resolved_config_yaml(run.config);
   summary["config"] = ConfigNode::parse(config_yaml, "config.yaml").to_json();
   summary["inputs"] = input_files(run, options.cache);
+  summary["provenance"] = price_provenance(run);
   summary["cost_model"] = std::string(run.cost_model->name());
   summary["workload"] = std::string(run.workload->name());
   for (const auto& [k, v] : metrics_summary.items()) summary[k] = v;
@@ -440,6 +458,17 @@ std::string format_summary_table(const nlohmann::json& s) {
     add("clipped_to_max_tokens", "requests clipped to max_tokens");
     if (!parts.empty()) out += fmt::format("workload   {}\n", fmt::join(parts, ", "));
   }
+  for (const auto& p : s.value("provenance", nlohmann::json::array())) {
+    const auto& v = p["validated"];
+    std::string checked =
+        v.empty() ? std::string("nothing measured on this GPU") : v[0].get<std::string>();
+    if (v.size() > 1) checked += fmt::format(" (+{} more in summary.json)", v.size() - 1);
+    out += fmt::format("prices     {}: {}; validated: {}\n", p["gpu"].get<std::string>(),
+                       p["constants"].get<std::string>().empty()
+                           ? std::string("no provenance in its hardware file")
+                           : p["constants"].get<std::string>(),
+                       checked);
+  }
   for (const auto& r : s["replicas"]) {
     const int pp = r["pp"].get<int>();
     out +=
@@ -503,7 +532,18 @@ CLI::Validator nonblank(const std::string& what) {
       what);
 }
 
+namespace {
+// Every tool and subcommand's --help ends with the exit codes.
+void add_exit_codes(CLI::App& app) {
+  app.footer(
+      "Exit codes: 0 ok; 1 bad input (the message names file:line:col, the CSV line or the "
+      "flag, and what was expected); 2 usage error; 3 internal error (a bug: please report it).");
+  for (CLI::App* sub : app.get_subcommands({})) add_exit_codes(*sub);
+}
+}  // namespace
+
 int tool_main(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
+  add_exit_codes(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sim/suggest.hpp"
 #include "workloads/synthetic_workload.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/trace_workload.hpp"
@@ -23,7 +24,8 @@ std::string read_kind(const ConfigNode& section, std::string_view what,
   const ConfigNode kind = section.at("kind");
   const std::string k = kind.as_string();
   if (std::find(known.begin(), known.end(), k) == known.end()) {
-    kind.fail(fmt::format("unknown {} kind '{}' (known: {})", what, k, fmt::join(known, ", ")));
+    kind.fail(fmt::format("unknown {} kind '{}' ({}known: {})", what, k, did_you_mean(k, known),
+                          fmt::join(known, ", ")));
   }
   return k;
 }
@@ -39,7 +41,16 @@ std::string read_file_path(const ConfigNode& section) {
   if (p.is_relative()) p = std::filesystem::path(section.base_dir()) / p;
   const std::string path = p.lexically_normal().string();
   if (std::filesystem::is_directory(p) || !std::ifstream(path)) {
-    file.fail(fmt::format("cannot open '{}' (expected a readable CSV file)", path));
+    // The path as written and where it led: a relative one resolves against the config's folder.
+    const std::string written = file.as_string();
+    std::error_code ec;
+    const std::string absolute = std::filesystem::absolute(p, ec).lexically_normal().string();
+    file.fail(written == absolute
+                  ? fmt::format("cannot open '{}' (expected a readable CSV file)", written)
+                  : fmt::format("cannot open '{}', which resolves to '{}' (relative paths are "
+                                "taken from the config's folder, {}; expected a readable CSV "
+                                "file)",
+                                written, absolute, section.base_dir()));
   }
   return path;
 }

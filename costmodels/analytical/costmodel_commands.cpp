@@ -755,6 +755,7 @@ std::string run_predict(const CostmodelArgs& a) {
       j["breakdown_ns"][std::string(cost_component_name(static_cast<CostComponent>(i)))] =
           cost.breakdown_ns[i];
     }
+    j["provenance"] = {{"constants", c.gpu.provenance}, {"validated", c.gpu.validated}};
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
@@ -767,6 +768,13 @@ std::string run_predict(const CostmodelArgs& a) {
     out += fmt::format("  {:<12} {:10.3f} ms\n", cost_component_name(static_cast<CostComponent>(i)),
                        cost.breakdown_ns[i] / 1e6);
   }
+  // What a user pricing an unprofiled GPU must know: where its constants come from.
+  out += fmt::format("constants  {}\n", c.gpu.provenance.empty()
+                                            ? std::string("no provenance in the hardware file")
+                                            : c.gpu.provenance);
+  out += c.gpu.validated.empty()
+             ? std::string("validated  nothing measured on this GPU\n")
+             : fmt::format("validated  {}\n", fmt::join(c.gpu.validated, "\n           "));
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include "sim/catalog.hpp"
 #include "sim/run_config.hpp"
+#include "sim/suggest.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -74,9 +75,13 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
     ref.fail("cannot open engine profile file '" + file.string() + "' (expected a YAML file)");
   }
   std::string known;
-  for (const std::string& f : files()) known.append(" ").append(fs::path(f).stem().string());
-  ref.fail("unknown engine profile '" + s +
-           "' (expected a YAML file path or one of:" + (known.empty() ? " none" : known) + ")");
+  std::vector<std::string> names;
+  for (const std::string& f : files()) {
+    names.push_back(fs::path(f).stem().string());
+    known.append(" ").append(names.back());
+  }
+  ref.fail("unknown engine profile '" + s + "' (" + did_you_mean(s, names) +
+           "expected a YAML file path or one of:" + (known.empty() ? " none" : known) + ")");
 }
 
 EngineProfile EngineProfile::parse(const ConfigNode& file) {

@@ -112,14 +112,16 @@ TEST_CASE("Every router kind builds from a minimal section and returns eligible 
 
 TEST_CASE("An unknown kind names its position and lists the known kinds",
           "[schedulers][registry]") {
-  CHECK_THAT(scheduler_error("kind: sarathy\n"),
-             StartsWith("t.yaml:1:7: ") &&
-                 EndsWith(fmt::format("unknown scheduler 'sarathy' (known: {})",
-                                      fmt::join(replica_scheduler_kinds(), ", "))));
+  CHECK_THAT(
+      scheduler_error("kind: sarathy\n"),
+      StartsWith("t.yaml:1:7: ") &&
+          EndsWith(fmt::format("unknown scheduler 'sarathy' (did you mean 'sarathi'? known: {})",
+                               fmt::join(replica_scheduler_kinds(), ", "))));
   CHECK_THAT(router_error("kind: round_robbin\n"),
              StartsWith("t.yaml:1:7: ") &&
-                 EndsWith(fmt::format("unknown router 'round_robbin' (known: {})",
-                                      fmt::join(router_kinds(), ", "))));
+                 EndsWith(fmt::format(
+                     "unknown router 'round_robbin' (did you mean 'round_robin'? known: {})",
+                     fmt::join(router_kinds(), ", "))));
   CHECK_THAT(scheduler_error("max_num_seqs: 4\n"), Contains("kind"));
 }
 

@@ -25,8 +25,10 @@ TEST_CASE("Config values convert strictly and errors name file, line and column"
 TEST_CASE("Unknown keys are errors that list the known keys", "[config]") {
   const auto root = ConfigNode::parse("kind: x\nchunk_sise: 3\n", "s.yaml");
   CHECK_THROWS_AS(root.check_keys({"kind", "chunk_size"}), InputError);
-  CHECK_THROWS_WITH(root.check_keys({"kind", "chunk_size"}),
-                    Contains("s.yaml:2:1: unknown key 'chunk_sise' (known: chunk_size, kind)"));
+  CHECK_THROWS_WITH(
+      root.check_keys({"kind", "chunk_size"}),
+      Contains("s.yaml:2:1: unknown key 'chunk_sise' (did you mean 'chunk_size'? known: "
+               "chunk_size, kind)"));
   CHECK_NOTHROW(root.check_keys({"kind", "chunk_sise"}));
 }
 

@@ -47,20 +47,23 @@ TEST_CASE("an unknown key inside the scheduler section is an error naming the se
 TEST_CASE("an unknown scheduler kind is an error listing the known kinds", "[errors]") {
   const auto out = bad_file_message("unknown_scheduler_kind.yaml");
   CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_scheduler_kind.yaml:4:19:"));
-  CHECK_THAT(out, Catch::Contains("unknown scheduler 'sarathy' (known: orca, sarathi, vllm"));
+  CHECK_THAT(
+      out, Catch::Contains(
+               "unknown scheduler 'sarathy' (did you mean 'sarathi'? known: orca, sarathi, vllm"));
 }
 
 TEST_CASE("an unknown cost model kind is an error listing the known kinds", "[errors]") {
   const auto out = bad_file_message("unknown_cost_model.yaml");
   CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_cost_model.yaml:5:20:"));
-  CHECK_THAT(out, Catch::Contains("unknown cost model 'rooflime' (known: "));
+  CHECK_THAT(out,
+             Catch::Contains("unknown cost model 'rooflime' (did you mean 'roofline'? known: "));
   CHECK_THAT(out, Catch::Contains("fixed") && Catch::Contains("roofline"));
 }
 
 TEST_CASE("an unknown GPU is an error listing the known GPUs", "[errors]") {
   const auto out = bad_file_message("unknown_gpu.yaml");
   CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_gpu.yaml:3:17:"));
-  CHECK_THAT(out, Catch::Contains("unknown GPU 'h300' (known: "));
+  CHECK_THAT(out, Catch::Contains("unknown GPU 'h300' (did you mean 'h100'? known: "));
   CHECK_THAT(out, Catch::Contains("a100-80gb") && Catch::Contains("h200"));
 }
 
@@ -105,7 +108,33 @@ TEST_CASE("a word where a number belongs is an error at its line and column", "[
 TEST_CASE("a YAML syntax error is an error at its line and column", "[errors]") {
   const auto out = bad_file_message("yaml_syntax_error.yaml");
   CHECK_THAT(out, Catch::Contains("tests/tools/bad/yaml_syntax_error.yaml:4:10:"));
-  CHECK_THAT(out, Catch::Contains("end of map flow not found"));
+  CHECK_THAT(out, Catch::Contains("end of map flow not found (expected '}' to close the {…} map"));
+}
+
+TEST_CASE("a misspelt key, kind or GPU suggests the name meant", "[errors]") {
+  const std::string config = "tests/tools/configs/golden_fixed.yaml";
+  const auto key = bad_input_message("typo_key", {config, "--set", "scheduler.max_num_seq=64"});
+  CHECK_THAT(key, Catch::Contains("unknown key 'max_num_seq' in scheduler (did you mean "
+                                  "'max_num_seqs'? known: "));
+  const auto kind = bad_input_message("typo_kind", {config, "--set", "scheduler.kind=sarathy"});
+  CHECK_THAT(kind, Catch::Contains("unknown scheduler 'sarathy' (did you mean 'sarathi'? known: "
+                                   "orca, sarathi, vllm)"));
+  const auto gpu = bad_input_message("typo_gpu", {config, "--set", "replicas.0.gpu=a100-80gbb"});
+  CHECK_THAT(gpu, Catch::Contains("unknown GPU 'a100-80gbb' (did you mean 'a100-80gb'? known: "));
+  const auto model =
+      bad_input_message("typo_model", {config, "--set", "model=meta-llama/Llama-2-7b-hg"});
+  CHECK_THAT(model, Catch::Contains("(did you mean 'meta-llama/Llama-2-7b-hf'? expected"));
+  // Nothing close: no guess.
+  const auto far = bad_input_message("typo_far", {config, "--set", "scheduler.kind=fifo"});
+  CHECK_THAT(far, Catch::Contains("unknown scheduler 'fifo' (known: orca, sarathi, vllm)"));
+}
+
+TEST_CASE("a trace that cannot be opened names the path written and where it led", "[errors]") {
+  const auto out = bad_input_message(
+      "trace_path", {"configs/h200_sarathi.yaml", "--set", "workload.lengths.file=../no/x.csv"});
+  CHECK_THAT(out, Catch::Contains("cannot open '../no/x.csv', which resolves to '" +
+                                  (source_root() / "no/x.csv").string() + "'"));
+  CHECK_THAT(out, Catch::Contains("taken from the config's folder"));
 }
 
 TEST_CASE("a folder given as the config is an error saying so", "[errors]") {

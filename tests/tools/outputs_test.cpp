@@ -168,6 +168,52 @@ TEST_CASE("summary.json records its resolved config, version and hashed inputs",
   }
 }
 
+TEST_CASE("a run says where the constants pricing each GPU come from", "[outputs]") {
+  // roofline uses no fitted constants: nothing to say.
+  CHECK(read_json(run_ok("provenance_roofline", {kSeeded}) / "summary.json")["provenance"].empty());
+  const auto dir = fresh_dir("provenance_analytical");
+  const auto r = run_simulate({kSeeded, "--set", "cost_model={kind: analytical}", "--set",
+                               "replicas=[{gpu: l40s, count: 1}, {gpu: h100-sxm, count: 1}]",
+                               "--out", dir.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto p = read_json(dir / "summary.json")["provenance"];
+  REQUIRE(p.size() == 2);
+  CHECK(p[0]["gpu"] == "l40s");
+  CHECK_THAT(p[0]["constants"].get<std::string>(),
+             Catch::Contains("transferred from the a100-80gb"));
+  CHECK(p[0]["validated"].empty());
+  CHECK(p[1]["gpu"] == "h100-sxm");
+  CHECK_THAT(p[1]["validated"][0].get<std::string>(), Catch::Contains("Vidur H100 profile"));
+  CHECK_THAT(r.output, Catch::Contains("prices     l40s: transferred from the a100-80gb fit") &&
+                           Catch::Contains("validated: nothing measured on this GPU"));
+}
+
+TEST_CASE("simulate --plot draws latency CDFs and timelines, and plot.py refuses a non-run folder",
+          "[outputs][plot]") {
+  const auto dir = fresh_dir("plots");
+  const auto r = run_simulate({kSeeded, "--out", dir.string(), "--plot"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  for (const char* f : {"latency.png", "timeline.png"}) {
+    INFO(f);
+    REQUIRE(fs::exists(dir / f));
+    CHECK(fs::file_size(dir / f) > 10000);
+    CHECK(read_text(dir / f).substr(0, 8) == "\x89PNG\r\n\x1a\n");
+  }
+  const auto svg = fresh_dir("plots_svg");
+  REQUIRE(
+      run_simulate({kSeeded, "--out", svg.string(), "--plot", "--plot-format", "svg", "--quiet"})
+          .exit_code == 0);
+  CHECK_THAT(read_text(svg / "latency.svg").substr(0, 200), Catch::Contains("<svg"));
+  CHECK(run_simulate({kSeeded, "--no-outputs", "--plot"}).exit_code == 2);  // nothing to draw
+  const std::string script = (source_root() / "tools" / "plot.py").string();
+  const auto empty = fresh_dir("plots_not_a_run");
+  const auto refused = run_command("/usr/bin/python3", {script, "run", empty.string()});
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.output, Catch::Contains((empty / "summary.json").string() + ": not found"));
+}
+
 TEST_CASE("rerunning a run's config.yaml reproduces its outputs byte for byte", "[outputs]") {
   const auto a = run_ok("rerun_a", {kSeeded, "--set", "scheduler.chunk_size=1024", "--set",
                                     "workload.arrival.qps=15", "--seed", "3"});
