@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,14 @@ void append_us(std::string& out, SimTime ns) {
                           static_cast<char>('0' + frac / 10 % 10),
                           static_cast<char>('0' + frac % 10)};
   out.append(digits, 4);
+}
+
+// ,"key":value — the args of an event, appended one by one.
+void append_arg(std::string& out, std::string_view key, std::int64_t value) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+  append_int(out, value);
 }
 
 }  // namespace
@@ -99,18 +108,12 @@ void ChromeTraceWriter::add_step(const StepRecord& step) {
   append_us(b, step.duration_ns);
   b += R"(,"args":{"prefill_tokens":)";
   append_int(b, step.prefill_tokens);
-  b += R"(,"prefills":)";
-  append_int(b, step.num_prefills);
-  b += R"(,"decodes":)";
-  append_int(b, step.num_decodes);
-  b += R"(,"kv_blocks":)";
-  append_int(b, step.kv_blocks_used);
-  b += R"(,"preempted":)";
-  append_int(b, step.preempted);
-  b += R"(,"running":)";
-  append_int(b, step.running);
-  b += R"(,"waiting":)";
-  append_int(b, step.waiting);
+  append_arg(b, "prefills", step.num_prefills);
+  append_arg(b, "decodes", step.num_decodes);
+  append_arg(b, "kv_blocks", step.kv_blocks_used);
+  append_arg(b, "preempted", step.preempted);
+  append_arg(b, "running", step.running);
+  append_arg(b, "waiting", step.waiting);
   b += "}}";
   // Counter tracks of the replica: set at the step's start; its tokens drop to zero at the end.
   const auto counter = [&](const char* name, SimTime ts, const char* k1, std::int64_t v1,
@@ -126,12 +129,7 @@ void ChromeTraceWriter::add_step(const StepRecord& step) {
     b += k1;
     b += R"(":)";
     append_int(b, v1);
-    if (k2 != nullptr) {
-      b += R"(,")";
-      b += k2;
-      b += R"(":)";
-      append_int(b, v2);
-    }
+    if (k2 != nullptr) append_arg(b, k2, v2);
     b += "}}";
   };
   counter("KV blocks", step.start_ns, "used", step.kv_blocks_used, nullptr, 0);
@@ -180,12 +178,9 @@ void ChromeTraceWriter::add_request(const RequestRecord& r) {
     append_us(b, to - from);
     b += R"(,"args":{"prompt_tokens":)";
     append_int(b, r.prompt_tokens);
-    b += R"(,"output_tokens":)";
-    append_int(b, r.output_tokens);
-    b += R"(,"replica":)";
-    append_int(b, r.replica);
-    b += R"(,"preemptions":)";
-    append_int(b, r.preemptions);
+    append_arg(b, "output_tokens", r.output_tokens);
+    append_arg(b, "replica", r.replica);
+    append_arg(b, "preemptions", r.preemptions);
     b += "}}";
   };
   if (r.rejected != 0) {

@@ -38,6 +38,14 @@ def load(path, what):
         fail(f"{path}: cannot read it as JSON ({e})")
 
 
+def load_tool_json(path, what, key):
+    """A tool's JSON that must hold `key`, or an error naming the file and the tool."""
+    doc = load(path, what)
+    if key not in doc:
+        fail(f"{path}: no '{key}' (expected {what})")
+    return doc
+
+
 def pyplot():
     try:
         import matplotlib
@@ -200,10 +208,8 @@ def plot_sweep(directory):
 
 
 def plot_capacity(directory):
-    doc = load(os.path.join(directory, "capacity.json"), "a sweep --max-rate capacity.json")
-    if "points" not in doc:
-        fail(f"{os.path.join(directory, 'capacity.json')}: no 'points' (expected a sweep "
-             "--max-rate capacity.json)")
+    doc = load_tool_json(os.path.join(directory, "capacity.json"),
+                         "a sweep --max-rate capacity.json", "points")
     plt = pyplot()
     points = doc["points"]
     labels = [label_of(p.get("values", {})) or "config" for p in points]
@@ -422,9 +428,7 @@ def plot_atlas(rows_path, out):
 
 
 def plot_ablate(path, out):
-    doc = load(path, "costmodel ablate --json")
-    if "ladder" not in doc:
-        fail(f"{path}: no 'ladder' (expected costmodel ablate --json)")
+    doc = load_tool_json(path, "costmodel ablate --json", "ladder")
     plt = pyplot()
     ladder = doc["ladder"]
     names = [r["rung"] for r in ladder]
@@ -451,9 +455,7 @@ def plot_ablate(path, out):
 
 
 def plot_transfer(path, out):
-    doc = load(path, "costmodel transfer --json")
-    if "home" not in doc or "target" not in doc:
-        fail(f"{path}: no 'home' and 'target' (expected costmodel transfer --json)")
+    doc = load_tool_json(path, "costmodel transfer --json", "target")
     plt = pyplot()
     labels = {"rf": "RF (home, in sample)", "rf_heldout": "RF (home, 3-fold held out)",
               "rf_verbatim": "RF verbatim", "rf_scaled": "RF spec-scaled",
@@ -488,9 +490,7 @@ def plot_transfer(path, out):
 
 
 def plot_sim2real(path, out):
-    doc = load(path, "sim2real --json")
-    if "runs" not in doc:
-        fail(f"{path}: no 'runs' (expected sim2real --json)")
+    doc = load_tool_json(path, "sim2real --json", "runs")
     plt = pyplot()
     metrics = ["e2e_mean", "e2e_p99", "ttft_mean", "ttft_p99", "itl_mean"]
     colours = {"held_out": "tab:red", "fit": "tab:blue", "approximate": "tab:green",
