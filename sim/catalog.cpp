@@ -171,8 +171,9 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   }
   if (auto p = f.find("provenance")) {
     p->require_map("provenance: {constants: …, validated: […]}");
-    p->check_keys({"constants", "validated"});
+    p->check_keys({"constants", "validated", "block_mape_pct"});
     g.provenance = p->get_string("constants");
+    g.block_mape_pct = p->get_nonnegative("block_mape_pct", 0);
     const ConfigNode v = p->at("validated");
     if (!v.is_sequence())
       v.fail("expected a list of what this GPU's prices were scored on ([] = none)");

@@ -43,6 +43,9 @@ struct GpuSpec {
   // `provenance:` section, which the tools print beside their answers. "" when the file has none.
   std::string provenance;
   std::vector<std::string> validated;
+  // The analytical model's MLP-block MAPE on this GPU's measured profile (%), 0 when none was
+  // measured: the model's stated uncertainty for this GPU (costmodel rank's tie rule).
+  double block_mape_pct = 0;
 
   // Why a board power cap of `watts` cannot be set ("" when it can): as `nvidia-smi -pl`, within
   // [min_power_w (when known), tdp_w].

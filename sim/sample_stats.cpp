@@ -36,6 +36,18 @@ double weighted_median(std::vector<std::pair<double, double>> value_weight) {
   return value_weight.back().first;
 }
 
+FiniteMean mean_of_finite(const std::vector<double>& values) {
+  double sum = 0;
+  int n = 0;
+  for (const double x : values) {
+    if (std::isfinite(x)) {
+      sum += x;
+      ++n;
+    }
+  }
+  return {n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN(), n};
+}
+
 MeanCi mean_ci95(const std::vector<double>& values) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   MeanCi ci;

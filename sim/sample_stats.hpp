@@ -29,6 +29,14 @@ struct MeanCi {
 };
 MeanCi mean_ci95(const std::vector<double>& values);
 
+// The mean of the finite values (NaN and ±inf left out), and how many there were; mean NaN when
+// there are none.
+struct FiniteMean {
+  double mean = 0;
+  int n = 0;
+};
+FiniteMean mean_of_finite(const std::vector<double>& values);
+
 // Spearman's rank correlation of paired samples: Pearson's correlation of their ranks, tied
 // values taking the mean of the ranks they span. NaN for fewer than two pairs, different lengths
 // or a sample whose ranks do not vary.

@@ -20,6 +20,7 @@
 #include "costmodels/rf/rf_cache.hpp"
 #include "costmodels/rf/rf_transfer.hpp"
 #include "sim/input_error.hpp"
+#include "tools/decide/rank.hpp"
 #include "tools/plot_runner.hpp"
 #include "tools/tool_common.hpp"
 
@@ -181,6 +182,35 @@ int main(int argc, char** argv) {
       "ledger", "profiling rows, calibration time, coverage and MAPE per method");
   add_rf(ledger);
 
+  servesim::decide::RankArgs rank_args;
+  auto* rank = app.add_subcommand(
+      "rank",
+      "rank GPUs for a model from datasheets; a tie where the model cannot tell them apart");
+  rank->add_option("--model", rank_args.model,
+                   "model id (org/name); with --workload, the config's model by default");
+  rank->add_option("--gpus", rank_args.gpus, "GPUs to rank (default a100-80gb,h100-sxm,h200,l40s)")
+      ->delimiter(',');
+  rank->add_option("--tp", rank_args.tp, "tensor-parallel degree")
+      ->check(servesim::whole_number_in(1, 4096));
+  rank->add_option("--tokens", rank_args.tokens,
+                   "prefill chunk sizes to rank at (default 1,2,4,…,4096)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 2147483647));
+  rank->add_option("--decodes", rank_args.decodes, "rank a decode step of N requests instead")
+      ->check(CLI::Range(1, 2147483647));
+  rank->add_option("--context", rank_args.context, "context before the chunk / per decode")
+      ->check(CLI::Range(0, 2147483647));
+  rank->add_option("--profiles", rank_args.profiles,
+                   "folder of measured mlp.csv per GPU (Vidur's profiling/compute, "
+                   "tests/data/measured): score the tie rule against it (repeatable)");
+  rank->add_option("--workload", rank_args.workload,
+                   "rank by simulating this run config on each GPU instead")
+      ->check(CLI::ExistingFile);
+  rank->add_option("--metric", rank_args.metric,
+                   "with --workload: the metric to rank by, higher is better (default "
+                   "output_tok_s)");
+  rank->add_flag("--json", rank_args.json, "machine-readable output");
+
   return servesim::tool_main(app, argc, argv, [&] {
     std::string out;
     if (*validate) {
@@ -217,6 +247,7 @@ int main(int argc, char** argv) {
       }
     }
     if (*ledger) out = servesim::run_ledger(rf);
+    if (*rank) out = servesim::decide::run_rank(rank_args);
     if ((*transfer || *ledger) && rf.on_forests) std::cerr << "\r\033[K" << std::flush;
     std::cout << out;
     return 0;

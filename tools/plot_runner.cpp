@@ -24,6 +24,7 @@ std::string run_plot_script(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
+  std::cout.flush();  // what the tool printed comes before the script's messages
   pid_t pid = 0;
   if (posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
     return fmt::format(

@@ -1,6 +1,7 @@
 #include "sim/sample_stats.hpp"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -78,4 +79,14 @@ TEST_CASE("Spearman's correlation ranks ties by their mean rank", "[sim][stats]"
   CHECK(std::isnan(spearman({1}, {1})));
   CHECK(std::isnan(spearman({1, 2}, {3, 3})));  // no variation to rank
   CHECK(std::isnan(spearman({1, 2}, {1, 2, 3})));
+}
+
+TEST_CASE("the mean of the finite values leaves NaN and infinities out", "[sim][stats]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const FiniteMean m = mean_of_finite({1, nan, 2, inf, 6});
+  CHECK(m.mean == 3);
+  CHECK(m.n == 3);
+  CHECK(std::isnan(mean_of_finite({nan, -inf}).mean));
+  CHECK(mean_of_finite({}).n == 0);
 }

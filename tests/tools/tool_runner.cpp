@@ -56,6 +56,10 @@ CommandResult run_simulate(const std::vector<std::string>& args) {
   return run_command(SERVESIM_SIMULATE_BIN, args);
 }
 
+CommandResult run_plan(const std::vector<std::string>& args) {
+  return run_command(SERVESIM_PLAN_BIN, args);
+}
+
 CommandResult run_sweep(const std::vector<std::string>& args) {
   return run_command(SERVESIM_SWEEP_BIN, args);
 }

@@ -28,6 +28,8 @@ CommandResult run_simulate(const std::vector<std::string>& args);
 CommandResult run_sweep(const std::vector<std::string>& args);
 // The path of that `sweep` binary (for scripts that run it: SWEEP=… in their environment).
 std::string sweep_binary();
+// Runs the `plan` binary built next to these tests, in the repository root.
+CommandResult run_plan(const std::vector<std::string>& args);
 // Runs the `sim2real` binary built next to these tests, in the repository root.
 CommandResult run_sim2real(const std::vector<std::string>& args);
 

@@ -171,18 +171,6 @@ double ratio(const PointTable& t, std::optional<std::size_t> num, std::optional<
   return d > 0 ? t.at(*num, column) / d : kNaN;
 }
 
-double mean_of_finite(const std::vector<double>& v) {
-  double sum = 0;
-  int n = 0;
-  for (const double x : v) {
-    if (std::isfinite(x)) {
-      sum += x;
-      ++n;
-    }
-  }
-  return n > 0 ? sum / n : kNaN;
-}
-
 }  // namespace
 
 nlohmann::json select_study(const SelectionSpec& spec, const PointTable& table,
@@ -287,7 +275,7 @@ nlohmann::json select_study(const SelectionSpec& spec, const PointTable& table,
     // Over the settings where the selector chose a point (choosing none is no breach).
     sum["pick_honour_rate"] = picked > 0 ? nlohmann::json(static_cast<double>(honoured) / picked)
                                          : nlohmann::json(nullptr);
-    sum["pick_mean_throughput_fraction"] = number_or_null(mean_of_finite(pick_fractions));
+    sum["pick_mean_throughput_fraction"] = number_or_null(mean_of_finite(pick_fractions).mean);
     nlohmann::json rho;
     for (const auto& s : spec.slos) {
       const std::size_t col = *table.column(s.metric);
@@ -307,7 +295,7 @@ nlohmann::json select_study(const SelectionSpec& spec, const PointTable& table,
     sum["baselines"].push_back(
         {{"label", spec.baselines[b].label},
          {"honour_rate", base_honoured[b] / n},
-         {"mean_throughput_fraction", number_or_null(mean_of_finite(base_fractions[b]))}});
+         {"mean_throughput_fraction", number_or_null(mean_of_finite(base_fractions[b]).mean)}});
   }
   out["summary"] = sum;
   return out;

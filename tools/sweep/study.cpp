@@ -25,6 +25,7 @@
 #include "tools/progress.hpp"
 #include "tools/sweep/capacity.hpp"
 #include "tools/sweep/grid.hpp"
+#include "tools/sweep/parallel_items.hpp"
 #include "tools/sweep/point_metrics.hpp"
 #include "tools/sweep/selection.hpp"
 #include "tools/sweep/value_text.hpp"
@@ -61,20 +62,6 @@ std::string command_of(const std::string& config, const RunRequest& r) {
   std::string cmd = "simulate " + shell_quote(config);
   for (const auto& o : r.overrides) cmd += " --set " + shell_quote(o.assignment);
   return cmd + fmt::format(" --seed {}", r.seed);
-}
-
-// Runs f(i) for i in [0, n) on `threads` threads, one task per item.
-template <class F>
-void parallel_items(std::size_t n, int threads, F&& f) {
-  tbb::task_arena arena(threads);
-  arena.execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, n, 1),
-        [&](const tbb::blocked_range<std::size_t>& r) {
-          for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
-        },
-        tbb::simple_partitioner());
-  });
 }
 
 // The value at a dotted key path of a config (list items by index), or none.

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace servesim::decide {
+
+// `plan`: the cheapest fleet that serves a workload within its SLOs (tools/README.md#plan).
+struct PlanOptions {
+  std::string config;                   // the workload and serving setup; its replicas are replaced
+  std::vector<std::string> sets;        // --set, applied first
+  std::vector<std::string> varies;      // --vary KEY=VALUES: settings searched with each fleet
+  std::vector<std::string> gpus;        // GPU kinds to consider
+  std::vector<int> tps = {1, 2, 4, 8};  // TP degrees; those the model or --max-gpus rule out drop
+  int max_gpus = 16;                    // GPUs in one fleet at the most
+  std::vector<std::string> slos;   // what the fleet must meet (sweep's --slo syntax, one value)
+  std::string objective = "cost";  // cost | gpus | power
+  std::string prices;              // price file (default configs/prices/on-demand.yaml)
+  std::vector<std::string> price_overrides;  // --price GPU=USD
+  int seeds = 1;                             // runs per fleet; the SLOs are met on their means
+  bool exhaustive = false;                   // every replica count, not the monotone search
+  int threads = 0;                           // 0 = all cores
+  std::string out_dir;                       // "" = out/<name>/plan
+  bool plots = true;
+  bool quiet = false;
+  bool progress = false;
+};
+
+// Searches GPU kind × TP degree × the --vary settings × replica count for the fleet with the least
+// objective whose simulated metrics (means over the seeds) meet every SLO, and writes plan.json,
+// points.csv and plan.png. Per (GPU, TP) the least replica count that meets is found by doubling
+// then bisection (more replicas of one kind never serve worse: the search relies on it and says
+// so), or with `exhaustive` by trying every count. Throws InputError for bad input; returns the
+// exit code.
+int run_plan(const PlanOptions& options);
+
+}  // namespace servesim::decide
