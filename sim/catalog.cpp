@@ -41,7 +41,13 @@ Catalog::Catalog(std::vector<std::string> dirs) : dirs_(std::move(dirs)) { index
 
 std::vector<std::string> Catalog::default_dirs() {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv("SERVESIM_CATALOG")) dirs.emplace_back(env);
+  if (const char* env = std::getenv("SERVESIM_CATALOG")) {
+    if (!is_folder(env)) {
+      throw InputError(fmt::format(
+          "SERVESIM_CATALOG={}: not a folder (expected a folder with hardware/ and models/)", env));
+    }
+    dirs.emplace_back(env);
+  }
   dirs.emplace_back(SERVESIM_CATALOG_DIR);
   return dirs;
 }
@@ -54,13 +60,8 @@ std::string Catalog::default_gpu_name(const std::string& name, const ConfigNode&
 void Catalog::index() {
   for (const auto& dir : dirs_) {
     const fs::path hw = fs::path(dir) / "hardware";
-    if (fs::is_directory(hw)) {
-      std::vector<fs::path> files;
-      for (const auto& e : fs::directory_iterator(hw)) {
-        if (e.path().extension() == ".yaml") files.push_back(e.path());
-      }
-      std::sort(files.begin(), files.end());
-      for (const auto& p : files) {
+    if (is_folder(hw)) {
+      for (const auto& p : files_in(hw, ".yaml", false, "catalog")) {
         const ConfigNode f = ConfigNode::load_file(p.string());
         std::vector<std::string> names{p.stem().string()};
         if (f.has("name") && f.get_string("name") != p.stem().string()) {
@@ -79,11 +80,10 @@ void Catalog::index() {
       }
     }
     const fs::path models = fs::path(dir) / "models";
-    if (fs::is_directory(models)) {
-      for (const auto& e : fs::recursive_directory_iterator(models)) {
-        if (e.path().extension() != ".yaml") continue;
-        std::string id = fs::relative(e.path(), models).replace_extension("").generic_string();
-        model_files_.emplace(id, e.path().string());
+    if (is_folder(models)) {
+      for (const auto& p : files_in(models, ".yaml", true, "catalog")) {
+        std::string id = p.lexically_relative(models).replace_extension("").generic_string();
+        model_files_.emplace(id, p.string());
       }
     }
   }

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include "sim/input_error.hpp"
 #include "sim/suggest.hpp"
@@ -25,23 +27,109 @@ std::string scalar_text(const YAML::Node& n) {
   return "no value";
 }
 
-// A key given twice in one map is an error at its second occurrence (yaml-cpp keeps both pairs
-// and lookups find the first, so the second would be silently ignored).
-void check_duplicate_keys(const YAML::Node& node, const std::string& file) {
+// Whether a plain scalar reads as a number that is not finite: YAML's .nan/.inf forms, or text
+// from_chars takes whole as NaN, infinity or out of double's range ("nan", "inf", "1e400").
+bool non_finite_number(const std::string& s) {
+  static constexpr std::string_view kYaml[] = {".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF"};
+  std::string_view t(s);
+  if (!t.empty() && (t.front() == '+' || t.front() == '-')) t.remove_prefix(1);
+  if (std::find(std::begin(kYaml), std::end(kYaml), t) != std::end(kYaml)) return true;
+  double v = 0;
+  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (p != t.data() + t.size() || t.empty()) return false;
+  return ec == std::errc::result_out_of_range || (ec == std::errc() && !std::isfinite(v));
+}
+
+// Checks what holds for every document, wherever a value is read or not:
+// - a key given twice in one map is an error at its second occurrence (yaml-cpp keeps both pairs
+//   and lookups find the first, so the second would be silently ignored);
+// - a key that is a list or a map (`[a, b]: 1`, `{scheduler: 1}: …`) is an error where it
+//   stands: every key here is a name;
+// - a number that is not finite (.nan, .inf, 1e400) is an error where it stands, in sections
+//   nothing reads too (a fit record), so no NaN or infinity is anywhere in a config.
+void check_document(const YAML::Node& node, const std::string& file) {
+  const auto fail = [&file](const YAML::Node& at, const std::string& message) {
+    const YAML::Mark m = at.Mark();
+    throw_input_error(file, m.line >= 0 ? m.line + 1 : 0, m.line >= 0 ? m.column + 1 : 0, message);
+  };
   if (node.IsMap()) {
-    std::vector<std::string> seen;
+    std::set<std::string> seen;
     for (const auto& kv : node) {
-      const std::string key = kv.first.Scalar();
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-        const YAML::Mark m = kv.first.Mark();
-        throw_input_error(file, m.line + 1, m.column + 1,
-                          fmt::format("key '{}' is given twice in this map", key));
+      if (!kv.first.IsScalar()) {
+        fail(kv.first, fmt::format("a key that is {} (expected a plain name before ':')",
+                                   scalar_text(kv.first)));
       }
-      seen.push_back(key);
-      check_duplicate_keys(kv.second, file);
+      if (!seen.insert(kv.first.Scalar()).second) {
+        fail(kv.first, fmt::format("key '{}' is given twice in this map", kv.first.Scalar()));
+      }
+      check_document(kv.second, file);
     }
   } else if (node.IsSequence()) {
-    for (const auto& item : node) check_duplicate_keys(item, file);
+    for (const auto& item : node) check_document(item, file);
+  } else if (node.IsScalar() && node.Tag() == "?" && non_finite_number(node.Scalar())) {
+    fail(node, fmt::format("'{}' is not a finite number (expected a finite number: NaN and "
+                           "infinity are refused everywhere)",
+                           node.Scalar()));
+  }
+}
+
+// Walks the documents of a YAML text with yaml-cpp's parser, building nothing: a second document
+// with content is an error at its start (yaml-cpp's Load would read the first and drop the rest
+// without a word; an empty one — a trailing `---`, only comments — carries nothing to drop). Not
+// YAML::LoadAll: in yaml-cpp 0.7 it loops for ever on a ',' outside [...] or {...} (",", "- a\n,
+// b"; jbeder/yaml-cpp#1040, fixed upstream by #1319): the parser then reports document after
+// empty document at one place, which here is an error at that place.
+class DocumentScan : public YAML::EventHandler {
+ public:
+  YAML::Mark start;
+  bool content = false;
+  YAML::Mark first;  // where the document's content begins
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    start = mark;
+    content = false;
+  }
+  void saw(const YAML::Mark& mark) {
+    if (!content) first = mark;
+    content = true;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { saw(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    saw(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    saw(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    saw(mark);
+  }
+  void OnMapEnd() override {}
+};
+
+void check_one_document(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentScan scan;
+  int documents = 0;
+  int last_pos = -1;
+  while (parser.HandleNextDocument(scan)) {
+    const YAML::Mark m = scan.start;
+    if (documents > 0 && m.pos == last_pos) {
+      throw_input_error(source, m.line + 1, m.column + 1,
+                        "cannot be read here (expected 'key: value' lines or '- ' items; ',' "
+                        "separates items only inside [...] or {...})");
+    }
+    if (documents > 0 && scan.content) {
+      throw_input_error(source, scan.first.line + 1, scan.first.column + 1,
+                        "a second YAML document (expected one document per file)");
+    }
+    last_pos = m.pos;
+    ++documents;
   }
 }
 
@@ -79,7 +167,7 @@ ConfigNode::ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::strin
     : ctx_(std::move(ctx)), node_(std::move(node)), path_(std::move(path)) {}
 
 ConfigNode ConfigNode::load_file(const std::string& path) {
-  std::ifstream in = open_input_file(path, "a YAML file");
+  std::ifstream in = open_input_file(path, "a YAML file", kMaxConfigBytes);
   std::stringstream text;
   text << in.rdbuf();
   return parse(text.str(), path);
@@ -90,21 +178,13 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
   ctx->file = source;
   YAML::Node root;
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    for (std::size_t i = 1; i < docs.size(); ++i) {
-      // yaml-cpp's Load would read the first and drop the rest without a word. An empty
-      // document (a trailing `---`, or only comments after it) carries nothing to drop.
-      if (docs[i].IsNull()) continue;
-      const YAML::Mark m = docs[i].Mark();
-      throw_input_error(source, m.line >= 0 ? m.line + 1 : 0, m.line >= 0 ? m.column + 1 : 0,
-                        "a second YAML document (expected one document per file)");
-    }
-    if (!docs.empty()) root = docs.front();
+    check_one_document(text, source);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw_input_error(source, e.mark.line + 1, e.mark.column + 1, with_hint(e.msg));
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  check_duplicate_keys(root, source);
+  check_document(root, source);
   return ConfigNode(ctx, root, "");
 }
 
@@ -121,6 +201,7 @@ void ConfigNode::apply_override(const std::string& assignment, std::string_view 
   YAML::Node value;
   try {
     value = YAML::Load(value_text);
+    check_document(value, given);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}: {}", given, with_hint(e.msg)));
   }
@@ -134,7 +215,14 @@ void ConfigNode::apply_override(const std::string& assignment, std::string_view 
   // Walk with explicit node copies: yaml-cpp nodes are handles, so assigning through them edits
   // the document in place.
   YAML::Node cur = node_;
+  if (!cur.IsMap()) {
+    throw InputError(
+        fmt::format("{}: the config is {}, not a map of sections", given, scalar_text(cur)));
+  }
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (cur.IsScalar()) {
+      throw InputError(fmt::format("{}: '{}' is a value, not a section", given, parts[i - 1]));
+    }
     if (cur.IsSequence()) {
       std::size_t idx = 0;
       auto [p, ec] = std::from_chars(parts[i].data(), parts[i].data() + parts[i].size(), idx);
@@ -152,6 +240,10 @@ void ConfigNode::apply_override(const std::string& assignment, std::string_view 
     }
     YAML::Node next = cur[parts[i]];
     cur.reset(next);
+  }
+  if (cur.IsScalar()) {
+    throw InputError(
+        fmt::format("{}: '{}' is a value, not a section", given, parts[parts.size() - 2]));
   }
   if (cur.IsSequence()) {
     std::size_t idx = 0;
@@ -248,7 +340,10 @@ std::string ConfigNode::where() const {
         return assignment;
       }
     }
-    return ctx_->file;
+    // A value given by a flag (a document named "--model") is placed by the flag; a file's
+    // node with no place of its own (an empty document) by the file's first line.
+    if (ctx_->file.rfind("--", 0) == 0) return ctx_->file;
+    return fmt::format("{}:1:1", ctx_->file);
   }
   return fmt::format("{}:{}:{}", ctx_->file, m.line + 1, m.column + 1);
 }

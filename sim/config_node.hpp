@@ -19,10 +19,14 @@ namespace servesim {
 //
 // Values set on the command line (--set a.b=c) are applied to the document before it is wrapped;
 // errors on such a value name the --set flag instead of a file position.
+// The largest YAML file load_file reads (16 MiB; the largest shipped config is a few KiB).
+inline constexpr std::uintmax_t kMaxConfigBytes = std::uintmax_t{16} << 20;
+
 class ConfigNode {
  public:
   ConfigNode() = default;
-  // Loads a YAML file; throws InputError for a missing file or a syntax error.
+  // Loads a YAML file; throws InputError for a missing file, a file that is not a regular file or
+  // is larger than kMaxConfigBytes, or a syntax error.
   static ConfigNode load_file(const std::string& path);
   // Parses YAML text; `source` names it in errors.
   static ConfigNode parse(const std::string& text, const std::string& source);

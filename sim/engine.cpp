@@ -46,6 +46,11 @@ EngineTotals Engine::run() {
       on_step_end(*fleet_[static_cast<std::size_t>(e.target)], e.time);
     }
     if (progress_ && (++events & 0xFFFF) == 0) progress_(totals_, e.time);
+    if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
+      totals_.complete = false;
+      if (progress_) progress_(totals_, totals_.end_time);
+      return totals_;
+    }
   }
   if (totals_.arrived != totals_.finished + totals_.rejected) {
     throw std::logic_error(fmt::format(

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -22,13 +23,16 @@ struct EngineTotals {
   std::int64_t preemptions = 0;
   SimTime first_arrival = 0;
   SimTime end_time = 0;  // time of the last event
+  bool complete =
+      true;  // false: stopped early (set_stop); arrived − finished − rejected unfinished
 };
 
 // The discrete-event loop of one run (DESIGN.md, "The data path of one run"). It is handed its
 // parts so tests can pass fakes. Events: arrivals (all requests arriving at one instant are
 // admitted before any replica forms a batch) and step ends. A replica that goes idle forms its
 // next batch at once. Single-threaded; deterministic for a given workload.
-// Invariant at the end of run(): arrived == finished + rejected, and every KV block is free.
+// Invariant at the end of a complete run(): arrived == finished + rejected, and every KV block is
+// free.
 class Engine {
  public:
   using Progress = std::function<void(const EngineTotals&, SimTime now)>;
@@ -36,6 +40,9 @@ class Engine {
   Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel& cost_model,
          std::vector<RunObserver*> observers);
   void set_progress(Progress progress) { progress_ = std::move(progress); }
+  // While *stop is true run() returns after the event it is on, with complete = false (SIGINT,
+  // SIGTERM: the handler sets it). Read once per event, relaxed.
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
 
   EngineTotals run();
 
@@ -55,6 +62,7 @@ class Engine {
   const CostModel& cost_model_;
   std::vector<RunObserver*> observers_;
   Progress progress_;
+  const std::atomic<bool>* stop_ = nullptr;
 
   EventQueue queue_;
   std::optional<RequestSpec> pending_;  // next arrival, already pulled from the workload

@@ -64,6 +64,7 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
   j["requests"] = {{"arrived", totals.arrived},
                    {"finished", totals.finished},
                    {"rejected", totals.rejected},
+                   {"unfinished", totals.arrived - totals.finished - totals.rejected},
                    {"preemptions", totals.preemptions},
                    {"preempted_requests", preempted_requests_},
                    {"prompt_tokens", prompt_tokens_},

@@ -1,9 +1,11 @@
 #include "sim/output_writers.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 
+#include "sim/buffered_file.hpp"
 #include "sim/input_error.hpp"
 #include "sim/version.hpp"
 
@@ -35,16 +37,26 @@ RequestRecord make_request_record(const Request& r, bool rejected) {
 
 OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config, const Fleet& fleet)
     : dir_(dir), config_(config) {
+  make_output_folder(dir_, "output folder");
+  // Left by a run that was killed.
   std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_)) {
-    throw InputError(fmt::format("{}: cannot create output folder ({})", dir_, ec.message()));
+  for (const char* f : kOutputFiles) fs::remove(part_path(f), ec);
+  try {
+    open(fleet);
+  } catch (...) {
+    // A writer that failed to open: the ones opened before it must not stay as header-only files.
+    discard();
+    throw;
   }
-  // The folder holds this run's files only: a file an earlier run wrote and this one does not
-  // (CSV or trace switched off, or this run fails) must not sit beside the new ones.
-  for (const char* f : kOutputFiles) fs::remove(fs::path(dir_) / f, ec);
+}
+
+std::string OutputWriters::part_path(const char* file) const {
+  return (fs::path(dir_) / file).string() + ".part";
+}
+
+void OutputWriters::open(const Fleet& fleet) {
   csv_ = config_.csv != "false";
-  const auto path = [&](const char* file) { return (fs::path(dir_) / file).string(); };
+  const auto path = [&](const char* file) { return part_path(file); };
   Hdf5WriterOptions h5;
   h5.servesim_version = std::string(servesim_version());
   if (config_.requests) {
@@ -74,9 +86,12 @@ OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config,
 }
 
 OutputWriters::~OutputWriters() {
-  if (closed_) return;
-  // The run failed before close(): close what is open (errors ignored) and remove every output
-  // file, so no partial file looks like a result.
+  if (!committed_) discard();
+}
+
+void OutputWriters::discard() noexcept {
+  // Close what is open (errors ignored) and remove every output file, temporary and final, so no
+  // partial file looks like a result.
   const auto drop = [](auto& writer) {
     try {
       if (writer) writer->close();
@@ -90,7 +105,10 @@ OutputWriters::~OutputWriters() {
   drop(steps_csv_);
   drop(trace_);
   std::error_code ec;
-  for (const char* f : kOutputFiles) fs::remove(fs::path(dir_) / f, ec);
+  for (const char* f : kOutputFiles) {
+    fs::remove(part_path(f), ec);
+    fs::remove(fs::path(dir_) / f, ec);
+  }
 }
 
 void OutputWriters::on_step(const StepRecord& step, const BatchShape& /*shape*/,
@@ -149,8 +167,8 @@ nlohmann::json OutputWriters::close() {
   }
   if (csv_dropped_) {
     std::error_code ec;
-    fs::remove(fs::path(dir_) / "requests.csv", ec);
-    fs::remove(fs::path(dir_) / "steps.csv", ec);
+    fs::remove(part_path("requests.csv"), ec);
+    fs::remove(part_path("steps.csv"), ec);
     notes.push_back(fmt::format("CSV not written: more than {} requests (output.csv_max_requests)",
                                 config_.csv_max_requests));
   }
@@ -170,8 +188,37 @@ nlohmann::json OutputWriters::close() {
   }
   files.push_back("config.yaml");
   files.push_back("summary.json");
-  closed_ = true;
+  for (const auto& f : files) written_.push_back(f.get<std::string>());
   return nlohmann::json{{"files", files}, {"notes", notes}};
+}
+
+void OutputWriters::commit(const std::string& config_yaml, const std::string& summary_json) {
+  const auto write = [&](const char* file, const std::string& text) {
+    BufferedFile out(part_path(file), file);
+    out.text() = text;
+    out.close();
+  };
+  write("config.yaml", config_yaml);
+  write("summary.json", summary_json);
+  // From here the old set stops being a set: its summary goes first, this run's comes last.
+  std::error_code ec;
+  fs::remove(fs::path(dir_) / "summary.json", ec);
+  const auto rename = [&](const std::string& file) {
+    fs::rename(part_path(file.c_str()), fs::path(dir_) / file, ec);
+    if (ec) {
+      throw InputError(
+          fmt::format("{}: cannot rename {}.part into place ({})", dir_, file, ec.message()));
+    }
+  };
+  for (const char* f : kOutputFiles) {
+    const bool ours = std::find(written_.begin(), written_.end(), f) != written_.end();
+    if (!ours) fs::remove(fs::path(dir_) / f, ec);  // an older run's file this run does not write
+  }
+  for (const auto& f : written_) {
+    if (f != "summary.json") rename(f);
+  }
+  rename("summary.json");
+  committed_ = true;
 }
 
 }  // namespace servesim

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,13 @@ namespace servesim {
 // until that one is done, so memory grows with the requests in flight, not the run length. With csv
 // "auto", CSV files are written while the run has at most csv_max_requests requests and removed
 // (noted in the summary) when it grows past that.
+//
+// Nothing is half-written under a final name: every file is written as NAME.part in the folder
+// and renamed into place by commit() once all are complete — the old summary.json removed first,
+// the new one renamed last, so a folder with a summary.json holds one run's complete set. A run
+// killed before commit() leaves the .part files (removed by the next run in that folder); one that
+// fails (an exception, the destructor without commit()) removes them and the folder's older
+// outputs, so no file from before looks like this run's result.
 class OutputWriters : public RunObserver {
  public:
   OutputWriters(const std::string& dir, const OutputConfig& config, const Fleet& fleet);
@@ -29,19 +37,27 @@ class OutputWriters : public RunObserver {
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
   void on_request_done(const Request& request, bool rejected) override;
 
-  // Flushes and closes every file; returns {"files": [...], notes} for summary.json (the files
-  // include config.yaml and summary.json, which the caller writes). Without a completed close()
-  // (the run failed) the destructor removes every output file instead.
+  // Flushes and closes every data file; returns {"files": [...], notes} for summary.json (the
+  // files include config.yaml and summary.json, which commit() writes).
   nlohmann::json close();
+  // After close(): writes config.yaml and summary.json with these texts and renames every file
+  // into place (summary.json last). Throws InputError if a file cannot be written.
+  void commit(const std::string& config_yaml, const std::string& summary_json);
 
  private:
+  // Removes every file of ours in the folder, temporary and final; errors are ignored.
+  void discard() noexcept;
+  void open(const Fleet& fleet);
+  std::string part_path(const char* file) const;
+
   // Every file a run may write in its folder.
   static constexpr const char* kOutputFiles[] = {"requests.h5", "steps.h5",   "requests.csv",
                                                  "steps.csv",   "trace.json", "config.yaml",
                                                  "summary.json"};
   std::string dir_;
   OutputConfig config_;
-  bool closed_ = false;  // close() completed: the files are this run's results
+  bool committed_ = false;            // commit() completed: the files are this run's results
+  std::vector<std::string> written_;  // the files renamed into place by commit()
   bool csv_ = false;
   bool csv_dropped_ = false;
   std::int64_t requests_ = 0;                      // rows written

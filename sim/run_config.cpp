@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/input_error.hpp"
+
 namespace servesim {
 namespace {
 
@@ -101,6 +103,17 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     for (const auto& g : groups.items()) c.replicas.push_back(parse_group(g, model));
     if (c.replicas.empty()) groups.fail("expected at least one replica group");
   }
+  std::int64_t fleet = 0;
+  for (const auto& g : c.replicas) {
+    fleet += g.count;
+    if (fleet > kMaxReplicas) {
+      (g.node.has("count") ? g.node.at("count") : g.node)
+          .fail(fmt::format("count {} makes the fleet {} replicas, more than the {} a run may have "
+                            "(expected a fleet that fits in memory; see tools/README.md, Input "
+                            "limits)",
+                            g.count, fleet, kMaxReplicas));
+    }
+  }
   c.scheduler = section_or_empty(root, "scheduler", "sarathi");
   c.router = section_or_empty(root, "router", "round_robin");
   c.cost_model = section_or_empty(root, "cost_model", "roofline");
@@ -145,7 +158,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     auto add = [&](const ConfigNode& n) {
       std::filesystem::path p(n.as_string());
       if (p.is_relative()) p = base / p;
-      if (!std::filesystem::is_directory(p)) n.fail(fmt::format("no such folder '{}'", p.string()));
+      if (!is_folder(p)) n.fail(fmt::format("no such folder '{}'", p.string()));
       c.catalog_dirs.push_back(p.string());
     };
     if (cat->is_sequence()) {

@@ -42,6 +42,11 @@ struct OutputConfig {
   bool steps = true;
 };
 
+// The most replicas a fleet may have, over all its groups: a larger `count` is an input error
+// before anything is built (a replica's state is a few KiB to a few MiB, its KV block table
+// growing with the GPU's memory; see tools/README.md "Input limits").
+inline constexpr std::int64_t kMaxReplicas = 100'000;
+
 // A run config file, validated at the top level (each plug-in section is validated by its
 // registry when the run is built). Unknown top-level keys are errors.
 struct RunConfig {

@@ -40,16 +40,6 @@ std::vector<std::string> split_ids(const std::string& s, std::string_view flag) 
   }
 }
 
-// Creates the --out folder before any replay runs, so a bad path fails at once.
-void make_out_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) {
-    throw servesim::InputError(fmt::format("--out: cannot create the folder '{}' ({})", dir,
-                                           ec ? ec.message() : "a file of that name exists"));
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,7 +106,7 @@ int main(int argc, char** argv) {
     options.prefix_caching = !no_prefix_caching;
     const std::vector<Experiment> all = read_experiments(csv);
     std::vector<const Experiment*> selected;
-    if (!out_dir.empty()) make_out_dir(out_dir);
+    if (!out_dir.empty()) servesim::make_output_folder(out_dir, "--out");
     const auto only_ids = split_ids(only, "--only");
     for (const auto& id : only_ids) {
       const auto it =
@@ -150,7 +140,7 @@ int main(int argc, char** argv) {
     for (const Experiment* e : selected) {
       if (!out_dir.empty()) {
         const auto dir = std::filesystem::path(out_dir) / ("sim2real_" + e->id);
-        make_out_dir(dir.string());
+        servesim::make_output_folder(dir.string(), "--out");
         std::ofstream f(dir / "config.yaml");
         f << make_config_yaml(*e, options, (dir / "out").string());
         if (!f)

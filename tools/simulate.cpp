@@ -2,6 +2,7 @@
 //          [--plot [--plot-format svg]]
 // Runs one simulation and prints its summary table; writes summary.json, config.yaml,
 // requests.h5, steps.h5, trace.json (and CSV for small runs) into the output folder.
+#include <csignal>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -49,8 +50,20 @@ int main(int argc, char** argv) {
     options.write_outputs = !no_outputs;
     options.progress = !quiet && isatty(STDERR_FILENO);
     options.sensitivity_delta = sensitivity_pct / 100.0;
+    options.stop = servesim::stop_on_signals();
     const auto summary = servesim::execute_run(run, options);
     if (!quiet) std::cout << servesim::format_summary_table(summary);
+    if (const int sig = servesim::received_stop_signal(); sig != 0) {
+      // Exit status 128 + signal, as the shell reports a process the signal ended.
+      std::cerr << fmt::format(
+          "stopped by {}: the outputs hold the {} requests done so far (summary.json: "
+          "\"complete\": "
+          "false)\n",
+          sig == SIGINT ? "SIGINT" : "SIGTERM",
+          summary["requests"]["finished"].get<std::int64_t>() +
+              summary["requests"]["rejected"].get<std::int64_t>());
+      return 128 + sig;
+    }
     if (plot) {
       const std::string dir = summary["outputs"]["dir"].get<std::string>();
       const std::string note = servesim::run_plot_script({"run", dir, "--format", plot_format});

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -85,7 +86,7 @@ std::string resolved_config_yaml(const RunConfig& config) {
   YAML::Node doc = YAML::Clone(config.root.yaml());
   doc["name"] = config.name;
   doc["seed"] = config.seed;
-  doc["config_dir"] = fs::absolute(config.root.base_dir()).lexically_normal().string();
+  doc["config_dir"] = absolute_path(config.root.base_dir());
   YAML::Emitter out;
   out << doc;
   return std::string(out.c_str()) + "\n";
@@ -299,7 +300,7 @@ nlohmann::json input_files(const BuiltRun& run, RunCache* cache) {
     if (!node || !node->is_map() || !node->has("file")) continue;
     fs::path p(node->get_string("file"));
     if (p.is_relative()) p = fs::path(node->base_dir()) / p;
-    add(section, p.filename().string(), fs::absolute(p).lexically_normal().string());
+    add(section, p.filename().string(), absolute_path(p));
   }
   return files;
 }
@@ -335,6 +336,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
     observers.push_back(writers.get());
   }
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
+  engine.set_stop(options.stop);
   const auto wall_start = std::chrono::steady_clock::now();
   if (options.progress) {
     const std::optional<std::int64_t> total = run.workload->expected_requests();
@@ -356,7 +358,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   if (options.progress) std::cerr << "\n";
   const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet);
   nlohmann::json sensitivity;
-  if (options.sensitivity_delta > 0) {
+  if (options.sensitivity_delta > 0 && totals.complete) {
     sensitivity = step_time_sensitivity(run.config, metrics_summary, options.sensitivity_delta,
                                         options.cache);
   }
@@ -364,6 +366,8 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   summary["name"] = run.config.name;
   summary["seed"] = run.config.seed;
   summary["servesim_version"] = std::string(servesim_version());
+  // false: stopped by a signal; the outputs hold the requests simulated until then.
+  summary["complete"] = totals.complete;
   const std::string config_yaml = resolved_config_yaml(run.config);
   summary["config"] = ConfigNode::parse(config_yaml, "config.yaml").to_json();
   summary["inputs"] = input_files(run, options.cache);
@@ -382,13 +386,9 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
   if (writers) {
     summary["outputs"] = writers->close();
-    std::ofstream config_out(fs::path(dir) / "config.yaml");
-    config_out << "# The config this run ran with; `simulate config.yaml` reruns it.\n"
-               << config_yaml;
-    if (!config_out) throw InputError(fmt::format("{}: cannot write config.yaml", dir));
-    std::ofstream out(fs::path(dir) / "summary.json");
-    out << summary.dump(2) << "\n";
-    if (!out) throw InputError(fmt::format("{}: cannot write summary.json", dir));
+    writers->commit(
+        "# The config this run ran with; `simulate config.yaml` reruns it.\n" + config_yaml,
+        summary.dump(2) + "\n");
     summary["outputs"]["dir"] = dir;
   }
   return summary;
@@ -409,9 +409,13 @@ std::string format_summary_table(const nlohmann::json& s) {
   out += fmt::format("{} — cost model {}, workload {}, seed {}\n", s["name"].get<std::string>(),
                      s["cost_model"].get<std::string>(), s["workload"].get<std::string>(),
                      s["seed"].get<std::uint64_t>());
-  out += fmt::format("requests   arrived {}  finished {}  rejected {}  preemptions {}\n",
-                     req["arrived"].get<std::int64_t>(), req["finished"].get<std::int64_t>(),
-                     req["rejected"].get<std::int64_t>(), req["preemptions"].get<std::int64_t>());
+  out += fmt::format(
+      "requests   arrived {}  finished {}  rejected {}  preemptions {}{}\n",
+      req["arrived"].get<std::int64_t>(), req["finished"].get<std::int64_t>(),
+      req["rejected"].get<std::int64_t>(), req["preemptions"].get<std::int64_t>(),
+      req.value("unfinished", std::int64_t{0}) > 0
+          ? fmt::format("  unfinished {} (stopped early)", req["unfinished"].get<std::int64_t>())
+          : std::string());
   out += fmt::format("makespan   {:.2f} s   throughput {:.2f} req/s  {:.1f} output tok/s\n",
                      s["makespan_s"].get<double>(), s["throughput"]["requests_per_s"].get<double>(),
                      s["throughput"]["output_tokens_per_s"].get<double>());
@@ -562,6 +566,29 @@ namespace {
   std::_Exit(code);
 }
 }  // namespace
+
+namespace {
+std::atomic<bool> stop_requested{false};
+volatile std::sig_atomic_t stop_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+extern "C" void on_stop_signal(int sig) {
+  stop_signal = sig;
+  stop_requested.store(true, std::memory_order_relaxed);
+}
+}  // namespace
+
+const std::atomic<bool>* stop_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;  // the second signal takes its default action: ends the process
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return &stop_requested;
+}
+
+int received_stop_signal() { return stop_signal; }
 
 int guarded_main(const std::function<int()>& body) {
   try {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -83,7 +84,15 @@ struct RunOptions {
   // summary["sensitivity"]: per latency metric, the % change per 1% of step-time error (gain).
   double sensitivity_delta = 0;
   RunCache* cache = nullptr;  // where the sensitivity runs get their catalog and cost model
+  // When set and true, the run stops at the next event and its outputs are the requests
+  // simulated so far, summary["complete"] = false (see stop_on_signals).
+  const std::atomic<bool>* stop = nullptr;
 };
+
+// Installs SIGINT and SIGTERM handlers that set the returned flag (a second signal ends the
+// process at once, as without them). received_stop_signal() is the signal that set it, or 0.
+const std::atomic<bool>* stop_on_signals();
+int received_stop_signal();
 
 // Runs a built run to the end. Returns summary.json's document (also written when outputs are).
 nlohmann::json execute_run(BuiltRun& run, const RunOptions& options);

@@ -10,8 +10,8 @@
 
 namespace servesim {
 
-ArrivalProcess::ArrivalProcess(const ArrivalSpec& spec, std::uint64_t seed)
-    : spec_(spec), rng_(substream_seed(seed, 1)) {
+ArrivalProcess::ArrivalProcess(const ArrivalSpec& spec, std::uint64_t seed, std::string where)
+    : spec_(spec), rng_(substream_seed(seed, 1)), where_(std::move(where)) {
   if (const auto* s = std::get_if<StagedArrivals>(&spec_)) begin_stage(*s, 0);
 }
 
@@ -23,20 +23,27 @@ void ArrivalProcess::begin_stage(const StagedArrivals& s, std::size_t index) {
   }
   stage_ = index;
   stage_index_ = 0;
-  stage_partial_ = 0;
-  stage_total_ = 0;
-  if (index >= s.stages.size()) return;
-  // The same draws next() will make, summed in the same order: the last partial sum equals
-  // the total exactly, so every arrival lands in [start, start + duration).
-  RandomSource ahead = rng_;
-  for (std::int64_t i = 0; i < s.stages[index].requests; ++i) stage_total_ += ahead.exponential(1);
+  stage_log_rest_ = 0;
+}
+
+SimTime stages_end(const StagedArrivals& s) {
+  SimTime end = 0;
+  for (std::size_t i = 0; i < s.stages.size(); ++i)
+    end += (i > 0 ? s.gap : 0) + s.stages[i].duration;
+  return end;
 }
 
 SimTime ArrivalProcess::next_staged(const StagedArrivals& s) {
   const ArrivalStage& stage = s.stages[stage_];
-  const double fraction = stage_partial_ / stage_total_;
+  // Arrival 1 is at the stage start; arrival k + 1 at the k-th smallest of m = n − 1 uniforms on
+  // [0, 1): with L_k = log(1 − U_(k)), L_k = L_(k−1) − E_k / (m − k + 1) for exponential E_k
+  // (Rényi's representation), so 1 − U_(k) is a product of powers of uniforms kept in logs.
+  if (stage_index_ > 0) {
+    const auto left = static_cast<double>(stage.requests - stage_index_);
+    stage_log_rest_ -= rng_.exponential(1) / left;
+  }
+  const double fraction = -std::expm1(stage_log_rest_);
   const SimTime t = stage_start_ + std::llround(fraction * static_cast<double>(stage.duration));
-  stage_partial_ += rng_.exponential(1);
   if (++stage_index_ == stage.requests) {
     stage_start_ += stage.duration + s.gap;
     begin_stage(s, stage_ + 1);
@@ -69,9 +76,9 @@ SimTime ArrivalProcess::next() {
              spec_);
   if (!(t <= static_cast<double>(kSimHorizon))) {
     throw InputError(fmt::format(
-        "workload.arrival: arrival {} would come {:.3g} s into the run, past the simulated-time "
-        "horizon of {:.0e} s (is the rate too low for the number of requests?)",
-        count_, t * 1e-9, kSimHorizonS));
+        "{}: arrival {} would come {:.3g} s into the run, past the simulated-time horizon of "
+        "{:.0e} s (is the rate too low for the number of requests?)",
+        where_, count_, t * 1e-9, kSimHorizonS));
   }
   now_ = std::llround(t);
   return now_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -15,6 +16,9 @@ struct PoissonArrivals {
   double qps = 1;
 };
 // Gamma gaps with mean 1/qps and coefficient of variation cv: shape 1/cv², scale 1/(qps·shape).
+// cv lies in [kMinGammaCv, kMaxGammaCv].
+inline constexpr double kMinGammaCv = 0.01;
+inline constexpr double kMaxGammaCv = 100;
 struct GammaArrivals {
   double qps = 1;
   double cv = 1;
@@ -37,17 +41,23 @@ struct StagedArrivals {
   std::vector<ArrivalStage> stages;
   SimTime gap = 0;
 };
+// When the last stage ends: the durations and the gaps between stages, summed.
+SimTime stages_end(const StagedArrivals& s);
 using ArrivalSpec = std::variant<PoissonArrivals, GammaArrivals, StaticArrivals, StagedArrivals>;
 
 // A synthetic arrival process: the k-th call returns the sum of k gaps (so the first arrival
 // comes one gap after the start), in integer ns. Random gaps are rounded to the nearest ns and
 // accumulated in integers, so times never drift; static arrivals are round(k·1e9/qps) exactly.
-// Deterministic for a seed on any standard library. O(1) state (O(stages) for staged arrivals:
-// each stage's normalizing sum comes from a copy of the generator run ahead, so no gaps are
-// stored). Staged arrivals follow their own rule (StagedArrivals). Not thread-safe.
+// Deterministic for a seed on any standard library. O(1) state and O(1) work per arrival, staged
+// arrivals included: the normalized exponential gaps of a stage of n requests place its arrivals
+// 2…n at the order statistics of n − 1 uniforms, which are drawn one after another (each from
+// the last and one exponential draw), so a stage of 10^12 requests costs only what is yielded.
+// Not thread-safe.
 class ArrivalProcess {
  public:
-  ArrivalProcess(const ArrivalSpec& spec, std::uint64_t seed);
+  // `where` starts the message of an arrival past the horizon (the config position).
+  ArrivalProcess(const ArrivalSpec& spec, std::uint64_t seed,
+                 std::string where = "workload.arrival");
 
   // Nanoseconds after the start of the next arrival; non-decreasing. Must not be called once
   // done().
@@ -62,14 +72,15 @@ class ArrivalProcess {
 
   ArrivalSpec spec_;
   RandomSource rng_;
+  std::string where_;
   SimTime now_ = 0;
   std::int64_t count_ = 0;
-  // Staged arrivals: the current stage, its start, position and normalizing sum.
+  // Staged arrivals: the current stage, its start, the arrivals it has yielded, and
+  // log(1 − U) of the last uniform order statistic drawn.
   std::size_t stage_ = 0;
   SimTime stage_start_ = 0;
   std::int64_t stage_index_ = 0;
-  double stage_partial_ = 0;
-  double stage_total_ = 0;
+  double stage_log_rest_ = 0;
 };
 
 }  // namespace servesim

@@ -110,7 +110,7 @@ std::optional<SimTime> parse_datetime_ns(std::string_view text) {
     return std::nullopt;
   }
   if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
-      minute > 59 || second > 59) {
+      minute > 59 || second > 59 || year < kFirstDateTimeYear || year > kLastDateTimeYear) {
     return std::nullopt;
   }
   std::int64_t nanos = 0;

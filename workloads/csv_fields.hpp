@@ -17,7 +17,11 @@ namespace servesim {
 std::optional<SimTime> parse_seconds_ns(std::string_view text);
 
 // "YYYY-MM-DD HH:MM:SS[.fraction]" (or 'T' between date and time; up to 9 fractional digits)
-// to nanoseconds since 1970-01-01 00:00:00 (no time zone: only differences are used).
+// to nanoseconds since 1970-01-01 00:00:00 (no time zone: only differences are used). Years
+// outside [kFirstDateTimeYear, kLastDateTimeYear] are rejected: int64 nanoseconds since 1970 hold
+// 1677-09-21 to 2262-04-11.
+inline constexpr int kFirstDateTimeYear = 1678;
+inline constexpr int kLastDateTimeYear = 2261;
 std::optional<SimTime> parse_datetime_ns(std::string_view text);
 
 // A whole, non-negative token count that fits in int32 ("374", "374.0"; not "3.5", "-1").

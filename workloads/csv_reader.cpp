@@ -27,7 +27,7 @@ bool blank(std::string_view s) {
 
 CsvReader::CsvReader(std::string path)
     : path_(std::move(path)), in_(open_input_file(path_, "a CSV file")) {
-  if (!std::getline(in_, buf_) || blank(buf_)) {
+  if (!read_line() || blank(buf_)) {
     throw_input_error(path_, 1, 0, "empty file (expected a header line of column names)");
   }
   line_ = 1;
@@ -68,8 +68,27 @@ std::size_t CsvReader::column(std::string_view name, std::string_view expected) 
                     fmt::format("missing column '{}' (expected columns: {})", name, expected));
 }
 
+bool read_csv_line(std::istream& in, std::string& line, const std::string& path,
+                   std::int64_t line_number) {
+  line.clear();
+  std::streambuf* sb = in.rdbuf();
+  for (;;) {
+    const int c = sb->sbumpc();
+    if (c == std::char_traits<char>::eof()) return !line.empty();
+    if (c == '\n') return true;
+    if (line.size() >= kMaxCsvLineBytes) {
+      throw_input_error(
+          path, static_cast<int>(line_number), 0,
+          fmt::format("a line longer than {} bytes (expected one row per line)", kMaxCsvLineBytes));
+    }
+    line.push_back(static_cast<char>(c));
+  }
+}
+
+bool CsvReader::read_line() { return read_csv_line(in_, buf_, path_, line_ + 1); }
+
 bool CsvReader::next_row() {
-  while (std::getline(in_, buf_)) {
+  while (read_line()) {
     ++line_;
     if (blank(buf_)) continue;
     split(buf_, fields_);
@@ -79,7 +98,6 @@ bool CsvReader::next_row() {
     }
     return true;
   }
-  if (in_.bad()) fail_row("read error");
   return false;
 }
 

@@ -12,7 +12,16 @@ namespace servesim {
 // line and one row's field offsets, whatever the file size. Fields are not quoted-aware beyond
 // stripping a pair of surrounding quotes (trace files hold numbers and timestamps only).
 // Invariant: line() is the 1-based line number of the row last returned by next_row(), so row
-// errors read "file:LINE: …". Not thread-safe.
+// errors read "file:LINE: …". A line longer than kMaxCsvLineBytes is an InputError naming it (a
+// file with no newline is not read whole). Not thread-safe.
+inline constexpr std::size_t kMaxCsvLineBytes = std::size_t{1} << 20;
+
+// Reads one line of `in` (without its '\n') into `line`, at most kMaxCsvLineBytes of it: false at
+// end of file with nothing read; a longer line throws InputError "path:LINE: a line longer than …"
+// (`line_number` is the number of the line being read).
+bool read_csv_line(std::istream& in, std::string& line, const std::string& path,
+                   std::int64_t line_number);
+
 class CsvReader {
  public:
   // Opens `path` and reads its header (line 1). Throws InputError when the file cannot be opened
@@ -40,6 +49,8 @@ class CsvReader {
 
  private:
   void split(std::string_view text, std::vector<std::string_view>& out) const;
+  // Reads the next line (without its '\n') into buf_; false at end of file.
+  bool read_line();
 
   std::string path_;
   std::ifstream in_;

@@ -58,6 +58,10 @@ using LengthSpec =
 // row or a file without usable rows.
 TraceLengths load_trace_lengths(const std::string& path);
 
+// Vidur's Zipf normaliser: the sum of i^−θ for i = 1 … count − 1 (θ in [0, 1)), in time that does
+// not grow with count.
+double vidur_zeta(std::int64_t count, double theta);
+
 // Draws request lengths; both are ≥ 1. Deterministic for a seed on any standard library.
 // State is O(1) apart from a trace pool, which is fixed in size. Not thread-safe.
 class LengthSampler {

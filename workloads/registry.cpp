@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sim/input_error.hpp"
 #include "sim/suggest.hpp"
 #include "workloads/synthetic_workload.hpp"
 #include "workloads/trace_reader.hpp"
@@ -40,30 +41,32 @@ std::string read_file_path(const ConfigNode& section) {
   std::filesystem::path p(file.as_string());
   if (p.is_relative()) p = std::filesystem::path(section.base_dir()) / p;
   const std::string path = p.lexically_normal().string();
-  if (std::filesystem::is_directory(p) || !std::ifstream(path)) {
+  if (const std::string why = unreadable_reason(path); !why.empty()) {
     // The path as written and where it led: a relative one resolves against the config's folder.
     const std::string written = file.as_string();
-    std::error_code ec;
-    const std::string absolute = std::filesystem::absolute(p, ec).lexically_normal().string();
+    const std::string absolute = absolute_path(p);
     file.fail(written == absolute
-                  ? fmt::format("cannot open '{}' (expected a readable CSV file)", written)
-                  : fmt::format("cannot open '{}', which resolves to '{}' (relative paths are "
-                                "taken from the config's folder, {}; expected a readable CSV "
-                                "file)",
-                                written, absolute, section.base_dir()));
+                  ? fmt::format("'{}': {} (expected a readable CSV file)", written, why)
+                  : fmt::format("'{}', which resolves to '{}': {} (relative paths are taken from "
+                                "the config's folder, {}; expected a readable CSV file)",
+                                written, absolute, why, section.base_dir()));
   }
   return path;
 }
 
+// A time in seconds read from `key` of `node`, in ns; past the simulated-time horizon is an error
+// at the key (before it can wrap an int64).
+SimTime horizon_seconds(const ConfigNode& node, std::string_view key, double v) {
+  if (v > kSimHorizonS) {
+    node.at(key).fail(
+        fmt::format("{} s is past the simulated-time horizon ({:.0e} s)", v, kSimHorizonS));
+  }
+  return seconds_to_sim(v);
+}
+
 WorkloadOptions read_options(const ConfigNode& node) {
   WorkloadOptions o;
-  auto seconds = [&node](std::string_view key, double v) {
-    if (v > kSimHorizonS) {
-      node.at(key).fail(
-          fmt::format("{} s is past the simulated-time horizon ({:.0e} s)", v, kSimHorizonS));
-    }
-    return seconds_to_sim(v);
-  };
+  auto seconds = [&node](std::string_view key, double v) { return horizon_seconds(node, key, v); };
   o.start = seconds("start_s", node.get_nonnegative("start_s", 0.0));
   if (node.has("duration_s")) o.duration = seconds("duration_s", node.get_positive("duration_s"));
   if (node.has("num_requests")) o.num_requests = node.get_positive_int("num_requests");
@@ -120,12 +123,19 @@ ArrivalSpec read_arrivals(const ConfigNode& arrival) {
   const std::string kind = read_kind(arrival, "arrival", arrival_kinds());
   if (kind == "gamma") {
     arrival.check_keys({"kind", "qps", "cv"});
-    return GammaArrivals{arrival.get_positive("qps"), arrival.get_positive("cv")};
+    const double cv = arrival.get_positive("cv");
+    // Gamma shape 1/cv²: outside [1e-4, 1e4] the draws degenerate (0, or NaN for shapes that
+    // overflow). Bursty production traces have cv of 1 to 10.
+    if (cv < kMinGammaCv || cv > kMaxGammaCv) {
+      arrival.at("cv").fail(fmt::format("expected a coefficient of variation in [{}, {}], got {}",
+                                        kMinGammaCv, kMaxGammaCv, cv));
+    }
+    return GammaArrivals{arrival.get_positive("qps"), cv};
   }
   if (kind == "stages") {
     arrival.check_keys({"kind", "stages", "gap_s"});
     StagedArrivals staged;
-    staged.gap = seconds_to_sim(arrival.get_nonnegative("gap_s", 0.0));
+    staged.gap = horizon_seconds(arrival, "gap_s", arrival.get_nonnegative("gap_s", 0.0));
     const ConfigNode list = arrival.at("stages");
     if (!list.is_sequence() || list.size() == 0) {
       list.fail("expected a list of stages [{rate, duration_s}, …]");
@@ -136,7 +146,7 @@ ArrivalSpec read_arrivals(const ConfigNode& arrival) {
       ArrivalStage stage;
       stage.rate = st.get_positive("rate");
       const double duration_s = st.get_positive("duration_s");
-      stage.duration = seconds_to_sim(duration_s);
+      stage.duration = horizon_seconds(st, "duration_s", duration_s);
       const double n = stage.rate * duration_s;
       stage.requests = std::llround(n);
       if (std::abs(n - static_cast<double>(stage.requests)) > 1e-6 * std::max(1.0, n)) {
@@ -152,6 +162,14 @@ ArrivalSpec read_arrivals(const ConfigNode& arrival) {
                         n));
       }
       staged.stages.push_back(stage);
+      // The stages and the gaps between them must end inside the horizon (each is below it,
+      // so the running sum cannot wrap).
+      if (const SimTime end = stages_end(staged); end > kSimHorizon) {
+        st.fail(
+            fmt::format("the stages so far end {:.3g} s into the run, past the simulated-time "
+                        "horizon ({:.0e} s)",
+                        sim_to_s(end), kSimHorizonS));
+      }
     }
     return staged;
   }
@@ -267,7 +285,8 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
     node.at("shared_prefix")
         .fail("cannot be combined with shared_prefix_chat lengths (they bring their own prefixes)");
   }
-  return std::make_unique<SyntheticWorkload>(arrivals, std::move(lengths), options, seed);
+  return std::make_unique<SyntheticWorkload>(arrivals, std::move(lengths), options, seed,
+                                             arrival.where() + ": workload.arrival");
 }
 
 WorkloadCounts workload_counts(const Workload& workload) {

@@ -5,8 +5,9 @@
 namespace servesim {
 
 SyntheticWorkload::SyntheticWorkload(const ArrivalSpec& arrivals, LengthSpec lengths,
-                                     const WorkloadOptions& options, std::uint64_t seed)
-    : arrivals_(arrivals, seed),
+                                     const WorkloadOptions& options, std::uint64_t seed,
+                                     std::string arrival_where)
+    : arrivals_(arrivals, seed, std::move(arrival_where)),
       lengths_(std::move(lengths), seed),
       shaper_(options, seed),
       expected_(options.num_requests) {}

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "sim/workload.hpp"
@@ -19,8 +20,9 @@ namespace servesim {
 // their last stage). Not thread-safe.
 class SyntheticWorkload final : public Workload {
  public:
+  // `arrival_where` positions an arrival past the horizon ("file:line:col" of the arrival section).
   SyntheticWorkload(const ArrivalSpec& arrivals, LengthSpec lengths, const WorkloadOptions& options,
-                    std::uint64_t seed);
+                    std::uint64_t seed, std::string arrival_where = "workload.arrival");
 
   std::string_view name() const override { return "synthetic"; }
   std::optional<RequestSpec> next() override;

@@ -104,9 +104,26 @@ bool TraceReader::next(TraceRow& row) {
     row.arrival = *t;
   } else if (time_kind_ == TimeKind::kDateTime) {
     const auto t = parse_datetime_ns(csv_.field(time_col_));
-    if (!t) csv_.fail_field(time_col_, "a date-time 'YYYY-MM-DD HH:MM:SS.fffffff'");
+    if (!t) {
+      csv_.fail_field(time_col_,
+                      fmt::format("a date-time 'YYYY-MM-DD HH:MM:SS.fffffff' in the years {}–{}",
+                                  kFirstDateTimeYear, kLastDateTimeYear));
+    }
     if (!origin_) origin_ = *t;
-    row.arrival = *t - *origin_;
+    // Both lie within int64 nanoseconds but their difference may not: subtract unsigned (exact
+    // when t ≥ origin) and bound it by the horizon before it becomes a SimTime.
+    if (*t >= *origin_) {
+      const auto since_first =
+          static_cast<std::uint64_t>(*t) - static_cast<std::uint64_t>(*origin_);
+      if (since_first > static_cast<std::uint64_t>(kSimHorizon)) {
+        csv_.fail_field(time_col_, fmt::format("a date-time at most {:.0e} s (the simulated-time "
+                                               "horizon) after the first row's",
+                                               kSimHorizonS));
+      }
+      row.arrival = static_cast<SimTime>(since_first);
+    } else {
+      row.arrival = -1;  // earlier than the first row: reported below as out of order
+    }
   }
   if (time_kind_ != TimeKind::kNone) {
     if (counts_.rows > 0 && row.arrival < previous_) {
@@ -125,7 +142,7 @@ bool TraceReader::next(TraceRow& row) {
     const auto e = parse_flag(csv_.field(error_col_));
     if (!e) csv_.fail_field(error_col_, "0 or 1");
     row.error = *e;
-    if (row.error) ++counts_.error_rows;
+    if (row.error && counts_.error_rows++ == 0) counts_.first_error_line = csv_.line();
   }
   ++counts_.rows;
   return true;

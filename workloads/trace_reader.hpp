@@ -38,6 +38,7 @@ struct TraceCounts {
   std::int64_t zero_prompt_rows = 0;  // prompt count 0 in the file, raised to 1
   std::int64_t zero_output_rows = 0;  // output count 0 in the file, raised to 1
   std::int64_t error_rows = 0;        // has_error set (measured traces)
+  std::int64_t first_error_line = 0;  // the line of the first such row (0: none)
 };
 
 // Streams the rows of a trace file, validating each: numbers must parse exactly, token counts

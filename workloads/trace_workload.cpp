@@ -27,8 +27,8 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
     ++rows_;
   }
   if (rows_ == 0) {
-    throw InputError(fmt::format("{}: no usable rows (expected at least one request row{})", path,
-                                 check.counts().error_rows > 0 ? " with has_error = 0" : ""));
+    throw_input_error(path, 1, 0,
+                      "no usable rows (expected at least one request row after the header)");
   }
   const SimTime span = last - first;
   // A rescaled last arrival past the horizon is an error (before any int64 arithmetic wraps).

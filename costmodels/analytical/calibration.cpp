@@ -344,7 +344,7 @@ std::vector<NetFile> network_files(const std::string& dir, const GpuSpec& gpu) {
       for (const auto& [suffix, topo] : {std::pair<std::string, std::string>{"_dgx", "nvlink"},
                                          {"_pairwise_nvlink", "pairwise_nvlink"}}) {
         const fs::path p = root / (stem + suffix) / "all_reduce.csv";
-        if (fs::is_regular_file(p)) out.push_back({p.lexically_normal().string(), topo});
+        if (is_regular(p)) out.push_back({p.lexically_normal().string(), topo});
       }
       if (!out.empty()) return out;
     }

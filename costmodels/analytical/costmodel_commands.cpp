@@ -433,7 +433,8 @@ std::string run_fit(const CostmodelArgs& a) {
         "stack's; fit without --engine to write one");
   }
   Context c = load(a, true);
-  if (!a.write_file.empty() && fs::exists(a.write_file)) {
+  std::error_code exists_ec;
+  if (!a.write_file.empty() && fs::exists(a.write_file, exists_ec)) {
     const GpuSpec target = Catalog::load_gpu(ConfigNode::load_file(a.write_file));
     if (target.name != c.gpu.name) {
       throw InputError(fmt::format(

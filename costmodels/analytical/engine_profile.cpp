@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "sim/catalog.hpp"
+#include "sim/input_error.hpp"
 #include "sim/run_config.hpp"
 #include "sim/suggest.hpp"
 
@@ -14,13 +17,10 @@ std::vector<std::string> EngineProfile::files() {
   std::vector<std::string> out;
   for (const std::string& dir : Catalog::default_dirs()) {
     const fs::path engines = fs::path(dir) / "engines";
-    if (!fs::is_directory(engines)) continue;
-    std::vector<std::string> here;
-    for (const auto& f : fs::directory_iterator(engines)) {
-      if (f.path().extension() == ".yaml") here.push_back(f.path().string());
+    if (!is_folder(engines)) continue;
+    for (const auto& f : files_in(engines, ".yaml", false, "engine profiles")) {
+      out.push_back(f.string());
     }
-    std::sort(here.begin(), here.end());
-    out.insert(out.end(), here.begin(), here.end());
   }
   return out;
 }
@@ -60,7 +60,7 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
   // A relative file path is taken from the config's folder, like every input path of a config
   // (else from the working directory, where a command-line path is meant).
   fs::path file(s);
-  if (file.is_relative() && fs::is_regular_file(fs::path(ref.base_dir()) / file)) {
+  if (file.is_relative() && is_regular(fs::path(ref.base_dir()) / file)) {
     file = fs::path(ref.base_dir()) / file;
   }
   // A profile read from a file and naming no `name:` is named after the file.
@@ -69,10 +69,11 @@ std::shared_ptr<const EngineProfile> EngineProfile::load(const ConfigNode& ref) 
     if (!e.file.has("name")) e.name = path.stem().string();
     return std::make_shared<const EngineProfile>(std::move(e));
   };
-  if (fs::is_regular_file(file)) return from_file(file);
+  if (is_regular(file)) return from_file(file);
   if (auto path = file_of(s)) return from_file(*path);
   if (s.find('/') != std::string::npos || file.extension() == ".yaml") {
-    ref.fail("cannot open engine profile file '" + file.string() + "' (expected a YAML file)");
+    ref.fail(fmt::format("engine profile file '{}': {} (expected a YAML file)", file.string(),
+                         unreadable_reason(file.string())));
   }
   std::string known;
   std::vector<std::string> names;

@@ -241,13 +241,13 @@ ProfileReproducibility profile_reproducibility(const std::vector<ProfileValidati
 std::vector<std::pair<std::string, std::string>> find_mlp_profiles(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<std::pair<std::string, std::string>> out;
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file() || e.path().filename() != "mlp.csv") continue;
-    const fs::path model_dir = e.path().parent_path();
+  if (!is_folder(dir)) return out;
+  for (const auto& f : files_in(dir, "mlp.csv", true, "--profiles")) {
+    if (f.filename() != "mlp.csv") continue;
+    const fs::path model_dir = f.parent_path();
     const std::string id =
         model_dir.parent_path().filename().string() + "/" + model_dir.filename().string();
-    out.emplace_back(id, e.path().string());
+    out.emplace_back(id, f.string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -256,7 +256,7 @@ std::vector<std::pair<std::string, std::string>> find_mlp_profiles(const std::st
 GpuProfiles find_gpu_profiles(const std::string& dir, const std::vector<std::string>& gpu_names,
                               const std::string& who) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(dir)) {
+  if (!is_folder(dir)) {
     throw InputError(who + ": '" + dir +
                      "' is not a folder (expected Vidur's profiling or profiling/compute folder)");
   }
@@ -269,13 +269,13 @@ GpuProfiles find_gpu_profiles(const std::string& dir, const std::vector<std::str
   }
   candidates.push_back(dir);
   // DIR itself must be named after the GPU: another GPU's folder would be scored as this one.
-  fs::path norm = fs::absolute(dir).lexically_normal();
+  fs::path norm = absolute_path(dir);
   if (norm.filename().empty()) norm = norm.parent_path();  // "…/a100/" → "…/a100"
   const std::string own = lowercase(norm.filename().string());
   bool named = false;
   for (const std::string& g : gpu_names) named = named || lowercase(g) == own;
   for (const fs::path& c : candidates) {
-    if (!fs::is_directory(c)) continue;
+    if (!is_folder(c)) continue;
     GpuProfiles found{c.string(), {}};
     for (auto& [id, path] : find_mlp_profiles(c.string())) {
       const fs::path rel = fs::path(path).lexically_relative(c);

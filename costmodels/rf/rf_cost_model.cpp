@@ -106,8 +106,8 @@ RfCostModel::Options RfCostModel::parse(const ConfigNode& node, Kind kind) {
   }
   if (auto n = node.find("network")) {
     fs::path p = resolve(node, n->as_string());
-    if (fs::is_directory(p)) p /= "all_reduce.csv";
-    if (!fs::is_regular_file(p)) {
+    if (is_folder(p)) p /= "all_reduce.csv";
+    if (!is_regular(p)) {
       n->fail("no all_reduce.csv at '" + p.string() +
               "' (expected a Vidur profiling/network/<node> folder)");
     }

@@ -19,8 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open (expected a Vidur profile CSV)");
+  std::ifstream in = open_input_file(path, "a Vidur profile CSV");
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();

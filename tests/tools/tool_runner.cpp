@@ -65,6 +65,7 @@ CommandResult run_sweep(const std::vector<std::string>& args) {
 }
 
 std::string sweep_binary() { return SERVESIM_SWEEP_BIN; }
+std::string simulate_binary() { return SERVESIM_SIMULATE_BIN; }
 
 CommandResult run_sim2real(const std::vector<std::string>& args) {
   return run_command(SERVESIM_SIM2REAL_BIN, args);

@@ -24,6 +24,8 @@ CommandResult run_command(const std::string& program, const std::vector<std::str
 
 // Runs the `simulate` binary built next to these tests, in the repository root.
 CommandResult run_simulate(const std::vector<std::string>& args);
+// The path of the `simulate` binary (for scripts and `env VAR=… simulate` runs).
+std::string simulate_binary();
 // Runs the `sweep` binary built next to these tests, in the repository root.
 CommandResult run_sweep(const std::vector<std::string>& args);
 // The path of that `sweep` binary (for scripts that run it: SWEEP=… in their environment).

@@ -87,7 +87,8 @@ TEST_CASE("an arrival earlier than the previous row is an error at its line",
 TEST_CASE("a trace with a header and no rows is an error, not an empty run",
           "[workloads][bad-input]") {
   CHECK_THAT(error_of(trace_yaml("vidur", fixture("header_only.csv"))),
-             Contains("header_only.csv: no usable rows (expected at least one request row)"));
+             Contains("header_only.csv:1: no usable rows (expected at least one request row "
+                      "after the header)"));
 }
 
 TEST_CASE("a NaN timestamp is an error at its line", "[workloads][bad-input]") {
@@ -195,13 +196,14 @@ TEST_CASE("workloads that cannot be built say what is missing", "[workloads][bad
                                   fixture("small_vidur_format.csv"))),
              Contains("give qps or time_scale, not both"));
   CHECK_THAT(error_of("workload:\n  trace: {format: vidur, file: no_such_file.csv}\n"),
-             Contains("test.yaml:2:32: workload.trace.file: cannot open 'no_such_file.csv', "
+             Contains("test.yaml:2:32: workload.trace.file: 'no_such_file.csv', "
                       "which resolves to '") &&
                  Contains("expected a readable CSV file)"));
   CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: trace, "
                       "file: '" +
                       fixture("lengths_all_failed.csv") + "'}\n  num_requests: 5\n"),
-             Contains("lengths_all_failed.csv: no usable rows"));
+             Contains("lengths_all_failed.csv:2: no usable rows: all 2 rows have has_error = 1, "
+                      "the first here (expected at least one row with has_error = 0)"));
   CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: trace, "
                       "file: '" +
                       fixture("lengths_half_pair.csv") + "'}\n  num_requests: 5\n"),

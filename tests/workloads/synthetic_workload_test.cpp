@@ -298,3 +298,58 @@ TEST_CASE("shared prefix groups are drawn evenly and never exceed the prompt",
   }
   for (const int n : per_group) CHECK(n == Approx(10'000).epsilon(0.05));
 }
+
+TEST_CASE("vidur_zeta matches the direct sum, with setup independent of the range",
+          "[workloads][synthetic]") {
+  // Up to 10^5 terms it is Vidur's loop itself.
+  double naive = 0;
+  for (int i = 1; i < 4096; ++i) naive += 1.0 / std::pow(static_cast<double>(i), 0.6);
+  CHECK(vidur_zeta(4096, 0.6) == naive);
+  // Beyond, Euler–Maclaurin: within 1e-12 of a compensated direct sum of 10^6 terms.
+  for (const double theta : {0.0, 0.3, 0.6, 0.99}) {
+    long double sum = 0;
+    for (std::int64_t i = 1; i < 1'000'000; ++i) {
+      sum += 1.0L / std::pow(static_cast<long double>(i), static_cast<long double>(theta));
+    }
+    INFO("theta " << theta);
+    CHECK(vidur_zeta(1'000'000, theta) == Approx(static_cast<double>(sum)).epsilon(1e-12));
+  }
+  // The widest range a config can ask for: finite, between the integral bounds of the sum.
+  const double n = 2147483647.0;
+  const double z = vidur_zeta(2147483647, 0.6);
+  CHECK(z > (std::pow(n, 0.4) - 1) / 0.4);
+  CHECK(z < 1 + (std::pow(n - 1, 0.4) - 1) / 0.4);
+}
+
+TEST_CASE("a stage's arrivals are uniform order statistics, drawn one at a time",
+          "[workloads][stages]") {
+  const StagedArrivals spec{{{100.0, seconds_to_sim(100.0), 10'000}}, 0};
+  ArrivalProcess a(spec, 7);
+  SimTime last = -1;
+  int first_quarter = 0;
+  double sum_s = 0;
+  for (int i = 0; i < 10'000; ++i) {
+    REQUIRE_FALSE(a.done());
+    const SimTime t = a.next();
+    if (i == 0) CHECK(t == 0);  // the first arrival opens the stage
+    CHECK(t >= last);
+    CHECK(t < seconds_to_sim(100.0));
+    last = t;
+    first_quarter += t < seconds_to_sim(25.0);
+    sum_s += sim_to_s(t);
+  }
+  CHECK(a.done());
+  // 9,999 uniforms: mean 50 s (sd 0.29 s), a quarter below 25 s (sd 0.43 points).
+  CHECK(sum_s / 10'000 == Approx(50.0).margin(1.5));
+  CHECK(first_quarter / 10'000.0 == Approx(0.25).margin(0.02));
+  // A stage of 10^12 requests yields its first arrivals without drawing the rest.
+  const StagedArrivals huge{{{1e6, seconds_to_sim(1e6), 1'000'000'000'000}}, 0};
+  ArrivalProcess h(huge, 7);
+  SimTime prev = -1;
+  for (int i = 0; i < 1000; ++i) {
+    const SimTime t = h.next();
+    CHECK(t >= prev);
+    prev = t;
+  }
+  CHECK(prev < seconds_to_sim(1.0));  // 1000 of 10^12 spread over 10^6 s: about 1 ms in
+}

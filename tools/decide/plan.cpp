@@ -129,8 +129,10 @@ class Planner {
     }
     wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const nlohmann::json doc = report();
-    fs::create_directories(dir_);
-    for (const char* f : {"plan.json", "points.csv", "plan.png"}) fs::remove(fs::path(dir_) / f);
+    make_output_folder(dir_, "--out");
+    std::error_code ec;
+    for (const char* f : {"plan.json", "points.csv", "plan.png"})
+      fs::remove(fs::path(dir_) / f, ec);
     std::ofstream(fs::path(dir_) / "plan.json") << doc.dump(2) << "\n";
     write_points_csv();
     if (!o_.quiet) std::cout << text(doc);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/input_error.hpp"
+#include "workloads/csv_reader.hpp"
 
 namespace servesim::sim2real {
 namespace {
@@ -73,12 +74,18 @@ struct Row {
 };
 
 // Reads CSV records, joining physical lines inside quoted fields.
-bool next_record(std::istream& in, std::string& record, int& line) {
+bool next_record(std::istream& in, const std::string& path, std::string& record, int& line) {
   record.clear();
   std::string part;
   bool open = false;
-  while (std::getline(in, part)) {
+  while (read_csv_line(in, part, path, line + 1)) {
     ++line;
+    if (record.size() + part.size() > kMaxCsvLineBytes) {
+      throw_input_error(path, line, 0,
+                        fmt::format("a quoted record longer than {} bytes (expected a closing "
+                                    "'\"')",
+                                    kMaxCsvLineBytes));
+    }
     if (!part.empty() && part.back() == '\r') part.pop_back();
     if (!record.empty()) record += '\n';
     record += part;
@@ -140,12 +147,13 @@ std::vector<Experiment> read_experiments(const std::string& path) {
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::string record;
   int line = 0;
-  if (!next_record(in, record, line)) throw InputError(fmt::format("{}: empty file", path));
+  if (!next_record(in, path, record, line))
+    throw_input_error(path, 1, 0, "empty file (expected a header line of column names)");
   const std::vector<std::string> header = split_csv_record(record);
   std::vector<Experiment> out;
   while (true) {
     const int first_line = line + 1;
-    if (!next_record(in, record, line)) break;
+    if (!next_record(in, path, record, line)) break;
     if (record.empty()) continue;
     const std::vector<std::string> fields = split_csv_record(record);
     if (fields.size() != header.size()) {
@@ -218,7 +226,7 @@ std::vector<Experiment> read_experiments(const std::string& path) {
       std::filesystem::path p(trace);
       if (p.is_relative()) p = dir / p;
       // Absolute, so a config written elsewhere (sim2real --out) still finds it.
-      e.trace_file = std::filesystem::absolute(p).lexically_normal().string();
+      e.trace_file = absolute_path(p);
     }
     out.push_back(std::move(e));
   }
@@ -229,10 +237,11 @@ std::vector<TraceRequest> read_trace(const std::string& path) {
   std::ifstream in = open_input_file(path, "a measured trace CSV");
   std::string record;
   int line = 0;
-  if (!next_record(in, record, line)) throw InputError(fmt::format("{}: empty file", path));
+  if (!next_record(in, path, record, line))
+    throw_input_error(path, 1, 0, "empty file (expected a header line of column names)");
   const std::vector<std::string> header = split_csv_record(record);
   std::vector<TraceRequest> out;
-  while (next_record(in, record, line)) {
+  while (next_record(in, path, record, line)) {
     if (record.empty()) continue;
     const std::vector<std::string> fields = split_csv_record(record);
     if (fields.size() != header.size()) {

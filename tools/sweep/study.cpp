@@ -300,9 +300,10 @@ class Study {
   }
 
   void clear_outputs() const {
-    fs::create_directories(dir_);
-    for (const auto& f : kOutputFiles) fs::remove(fs::path(dir_) / f);
-    fs::remove_all(fs::path(dir_) / "runs");
+    make_output_folder(dir_, "--out");
+    std::error_code ec;
+    for (const auto& f : kOutputFiles) fs::remove(fs::path(dir_) / f, ec);
+    fs::remove_all(fs::path(dir_) / "runs", ec);
   }
 
   RunOutcome execute(const RunRequest& r) {
