@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/replica/edf_scheduler.hpp"
 #include "schedulers/replica/orca_scheduler.hpp"
 #include "schedulers/replica/sarathi_scheduler.hpp"
 #include "schedulers/replica/vllm_scheduler.hpp"
+#include "schedulers/router/global_queue_router.hpp"
 #include "schedulers/router/least_outstanding_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
@@ -17,10 +19,12 @@ namespace servesim {
 namespace {
 
 using SchedulerFactory = std::function<std::unique_ptr<ReplicaScheduler>(const SchedulerOptions&)>;
-using RouterFactory = std::function<std::unique_ptr<Router>(std::uint64_t seed)>;
+using RouterFactory =
+    std::function<std::unique_ptr<Router>(const ConfigNode& node, std::uint64_t seed)>;
 
 const std::map<std::string, SchedulerFactory>& scheduler_table() {
   static const std::map<std::string, SchedulerFactory> table{
+      {"edf", [](const SchedulerOptions& o) { return std::make_unique<EdfScheduler>(o); }},
       {"orca", [](const SchedulerOptions& o) { return std::make_unique<OrcaScheduler>(o); }},
       {"sarathi", [](const SchedulerOptions& o) { return std::make_unique<SarathiScheduler>(o); }},
       {"vllm",
@@ -39,10 +43,25 @@ const std::map<std::string, SchedulerFactory>& scheduler_table() {
 
 const std::map<std::string, RouterFactory>& router_table() {
   static const std::map<std::string, RouterFactory> table{
+      {"global_queue",
+       [](const ConfigNode& n, std::uint64_t) {
+         return std::make_unique<GlobalQueueRouter>(GlobalQueueRouter::parse(n));
+       }},
       {"least_outstanding",
-       [](std::uint64_t) { return std::make_unique<LeastOutstandingRouter>(); }},
-      {"random", [](std::uint64_t seed) { return std::make_unique<RandomRouter>(seed); }},
-      {"round_robin", [](std::uint64_t) { return std::make_unique<RoundRobinRouter>(); }},
+       [](const ConfigNode& n, std::uint64_t) {
+         n.check_keys({"kind"});
+         return std::make_unique<LeastOutstandingRouter>();
+       }},
+      {"random",
+       [](const ConfigNode& n, std::uint64_t seed) {
+         n.check_keys({"kind"});
+         return std::make_unique<RandomRouter>(seed);
+       }},
+      {"round_robin",
+       [](const ConfigNode& n, std::uint64_t) {
+         n.check_keys({"kind"});
+         return std::make_unique<RoundRobinRouter>();
+       }},
   };
   return table;
 }
@@ -73,7 +92,7 @@ const typename Table::mapped_type& lookup(const Table& table, const ConfigNode& 
 bool chunked_prefill(const ConfigNode& node, const SchedulerOptions& options) {
   (void)lookup(scheduler_table(), node, "scheduler");  // an unknown kind is named first
   const std::string kind = node.get_string("kind");
-  return kind == "sarathi" || (kind == "vllm" && options.enable_chunked_prefill);
+  return kind == "sarathi" || kind == "edf" || (kind == "vllm" && options.enable_chunked_prefill);
 }
 
 std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
@@ -81,6 +100,7 @@ std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
   node.require_map("a scheduler section");
   const auto& factory = lookup(scheduler_table(), node, "scheduler");
   std::vector<std::string> known(std::begin(kCommonSchedulerKeys), std::end(kCommonSchedulerKeys));
+  if (node.get_string("kind") == "edf") known.emplace_back("preempt_for_deadline");
   node.check_keys(known);
   if (options.async_scheduling && !chunked_prefill(node, options)) {
     node.at("async_scheduling")
@@ -100,8 +120,7 @@ std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
 std::unique_ptr<Router> make_router(const ConfigNode& node, std::uint64_t seed) {
   node.require_map("a router section");
   const auto& factory = lookup(router_table(), node, "router");
-  node.check_keys({"kind"});
-  return factory(seed);
+  return factory(node, seed);
 }
 
 std::vector<std::string> replica_scheduler_kinds() { return kinds_of(scheduler_table()); }

@@ -14,6 +14,10 @@ Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel
       cost_model_(cost_model),
       observers_(std::move(observers)) {
   if (fleet_.empty()) throw std::invalid_argument("Engine needs at least one replica");
+  router_.attach(fleet_, cost_model_);
+  if (FleetQueue* q = router_.queue()) {
+    for (auto& r : fleet_) r->scheduler->attach_queue(q, r->id);
+  }
 }
 
 Request* Engine::allocate() {
@@ -90,6 +94,13 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
   r->id = next_id_++;
   r->spec = spec;
   ++totals_.arrived;
+  if (slo_ != nullptr && slo_->any()) {
+    if (r->spec.slo_class < 0) {
+      r->spec.slo_class = slo_->classify(r->spec, SloPolicy::draw(slo_seed_, r->id));
+    }
+    r->deadline = slo_->deadline(r->spec.slo_class, spec.arrival, slo_overhead_ns_);
+    r->deadline_ttft = slo_->deadline_is_ttft(r->spec.slo_class);
+  }
   const std::int64_t total = static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens;
   // max_model_len bounds the sequence, prompt + output; the KV peaks one token lower.
   eligible_.clear();
@@ -98,13 +109,19 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
       eligible_.push_back(replica->id);
     }
   }
-  if (eligible_.empty()) {
+  if (eligible_.empty()) r->reject_reason = RejectReason::kFitsNoReplica;
+  const ReplicaId id = eligible_.empty() ? kRefused : router_.route(*r, fleet_, eligible_, now);
+  if (id == kRefused) {
+    if (r->reject_reason == RejectReason::kNone) {
+      throw std::logic_error(
+          fmt::format("router '{}' refused a request without a reason", router_.name()));
+    }
     ++totals_.rejected;
     for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/true);
     release(r);
     return;
   }
-  const ReplicaId id = router_.route(*r, fleet_, eligible_, now);
+  if (id == kQueued) return;  // the router holds it; a replica pulls it when it forms a batch
   r->replica = id;
   fleet_[static_cast<std::size_t>(id)]->scheduler->enqueue(r, now);
 }
@@ -126,6 +143,7 @@ void Engine::try_start(Replica& replica, SimTime now) {
     if (entry.request->first_scheduled < 0) entry.request->first_scheduled = now;
   }
   replica.busy = true;
+  replica.step_end = now + duration;
   replica.busy_ns += duration;
   replica.energy_j += cost.energy_j;
   ++replica.steps;

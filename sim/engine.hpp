@@ -11,6 +11,7 @@
 #include "sim/replica.hpp"
 #include "sim/router.hpp"
 #include "sim/run_observer.hpp"
+#include "sim/slo.hpp"
 #include "sim/workload.hpp"
 
 namespace servesim {
@@ -18,7 +19,7 @@ namespace servesim {
 struct EngineTotals {
   std::int64_t arrived = 0;
   std::int64_t finished = 0;
-  std::int64_t rejected = 0;
+  std::int64_t rejected = 0;  // fits no replica, or refused by the router's admission control
   std::int64_t steps = 0;
   std::int64_t preemptions = 0;
   SimTime first_arrival = 0;
@@ -32,7 +33,8 @@ struct EngineTotals {
 // admitted before any replica forms a batch) and step ends. A replica that goes idle forms its
 // next batch at once. Single-threaded; deterministic for a given workload.
 // Invariant at the end of a complete run(): arrived == finished + rejected, and every KV block is
-// free.
+// free. A router with a fleet-level queue (Router::queue) is wired to every replica's scheduler
+// at construction; replicas then pull from it when they form a batch.
 class Engine {
  public:
   using Progress = std::function<void(const EngineTotals&, SimTime now)>;
@@ -43,6 +45,14 @@ class Engine {
   // While *stop is true run() returns after the event it is on, with complete = false (SIGINT,
   // SIGTERM: the handler sets it). Read once per event, relaxed.
   void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
+  // Gives every request its SLO class (a trace's class, else slo.classify with the seeded draw
+  // of its id) and its deadline (SloPolicy::deadline, less `request_overhead_ns`). Without it
+  // requests have no class and no deadline. `slo` must outlive the engine.
+  void set_slo(const SloPolicy* slo, SimTime request_overhead_ns, std::uint64_t seed) {
+    slo_ = slo;
+    slo_overhead_ns_ = request_overhead_ns;
+    slo_seed_ = seed;
+  }
 
   EngineTotals run();
 
@@ -63,6 +73,9 @@ class Engine {
   std::vector<RunObserver*> observers_;
   Progress progress_;
   const std::atomic<bool>* stop_ = nullptr;
+  const SloPolicy* slo_ = nullptr;
+  SimTime slo_overhead_ns_ = 0;
+  std::uint64_t slo_seed_ = 0;
 
   EventQueue queue_;
   std::optional<RequestSpec> pending_;  // next arrival, already pulled from the workload

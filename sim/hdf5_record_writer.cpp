@@ -58,7 +58,18 @@ constexpr RecordField kRequestFields[] = {
                    "prompt tokens served from the prefix cache"),
     SERVESIM_FIELD(RequestRecord, preemptions, "", "times the request was preempted"),
     SERVESIM_FIELD(RequestRecord, replica, "", "replica id; -1 when rejected"),
-    SERVESIM_FIELD(RequestRecord, rejected, "", "1 when no replica could ever fit it, else 0"),
+    SERVESIM_FIELD(RequestRecord, rejected, "",
+                   "1 when no replica could ever fit it, 2 when admission control refused it "
+                   "(an estimated deadline miss), else 0"),
+    SERVESIM_FIELD(RequestRecord, deadline_ns, "ns",
+                   "deadline: arrival + its SLO class's TTFT bound, else its E2E bound, less the "
+                   "request overhead; -1 = none"),
+    SERVESIM_FIELD(RequestRecord, est_wait_ns, "ns",
+                   "the router's estimate of scheduling_delay_ns at arrival; -1 = none made"),
+    SERVESIM_FIELD(RequestRecord, slo_class, "",
+                   "SLO class (index into summary.json slo.classes); -1 = none"),
+    SERVESIM_FIELD(RequestRecord, demoted, "",
+                   "1 when admission control served it best effort behind the others, else 0"),
 };
 
 constexpr RecordField kStepFields[] = {

@@ -1,9 +1,16 @@
 #include "sim/metrics.hpp"
 
+#include <cmath>
+
 namespace servesim {
 
-MetricsCollector::MetricsCollector(SloSpec slo, SimTime request_overhead_ns)
-    : slo_(slo), overhead_ns_(request_overhead_ns) {}
+MetricsCollector::MetricsCollector(SloPolicy slo, SimTime request_overhead_ns)
+    : slo_(std::move(slo)), overhead_ns_(request_overhead_ns), classes_(slo_.classes().size()) {}
+
+std::int32_t MetricsCollector::class_of(const Request& r) const {
+  if (r.spec.slo_class >= 0) return r.spec.slo_class;
+  return slo_.any() && !slo_.named() ? 0 : -1;  // one set of bounds holds for every request
+}
 
 void MetricsCollector::on_step(const StepRecord& step, const BatchShape& /*shape*/,
                                const StepCost& cost) {
@@ -11,12 +18,27 @@ void MetricsCollector::on_step(const StepRecord& step, const BatchShape& /*shape
   energy_j_ += cost.energy_j;
 }
 
-void MetricsCollector::on_token(const Request& /*request*/, SimTime /*now*/, SimTime gap_ns) {
-  if (gap_ns >= 0) tbt_.add(sim_to_ms(gap_ns));
+void MetricsCollector::on_token(const Request& r, SimTime /*now*/, SimTime gap_ns) {
+  if (gap_ns < 0) return;
+  tbt_.add(sim_to_ms(gap_ns));
+  if (const std::int32_t k = class_of(r); k >= 0) {
+    classes_[static_cast<std::size_t>(k)].tbt.add(sim_to_ms(gap_ns));
+  }
 }
 
 void MetricsCollector::on_request_done(const Request& r, bool rejected) {
-  if (rejected) return;
+  const std::int32_t k = class_of(r);
+  ClassStats* c = k >= 0 ? &classes_[static_cast<std::size_t>(k)] : nullptr;
+  if (c) ++c->done;
+  if (r.demoted) {
+    ++demoted_;
+    if (c) ++c->demoted;
+  }
+  if (rejected) {
+    if (r.reject_reason == RejectReason::kAdmission) ++rejected_admission_;
+    if (c) ++c->rejected;
+    return;
+  }
   ++finished_;
   prompt_tokens_ += r.spec.prompt_tokens;
   output_tokens_ += r.generated;
@@ -31,11 +53,30 @@ void MetricsCollector::on_request_done(const Request& r, bool rejected) {
     tpot = (e2e - ttft) / static_cast<double>(r.generated - 1);
     tpot_.add(tpot);
   }
-  const double tbt_max = r.tbt_max_ns * 1e-6;
-  const bool met =
-      (!slo_.ttft_ms || ttft <= *slo_.ttft_ms) && (!slo_.tbt_ms || tbt_max <= *slo_.tbt_ms) &&
-      (!slo_.tpot_ms || tpot <= *slo_.tpot_ms) && (!slo_.e2e_ms || e2e <= *slo_.e2e_ms);
-  if (met) ++slo_met_;
+  // A demoted request was estimated for the place it did not keep: its estimates are not scored.
+  if (r.est_wait >= 0 && !r.demoted) {
+    const double wait = sim_to_ms(r.first_scheduled - r.spec.arrival);
+    const double err = sim_to_ms(r.est_wait) - wait;
+    wait_abs_error_ms_.add(std::abs(err));
+    wait_signed_error_ms_ += err;
+    if (wait > 0) wait_ape_pct_.add(100 * std::abs(err) / wait);
+  }
+  if (r.est_due >= 0 && !r.demoted) {
+    const double err = sim_to_ms(r.est_due - (r.deadline_ttft ? r.first_token : r.finished));
+    due_abs_error_ms_.add(std::abs(err));
+    due_signed_error_ms_ += err;
+    if (err < 0) ++due_early_;
+  }
+  if (r.deadline != kNoDeadline && r.first_scheduled > r.deadline) ++served_past_deadline_;
+  if (!c) return;
+  c->ttft.add(ttft);
+  c->e2e.add(e2e);
+  if (r.generated > 1) c->tpot.add(tpot);
+  if (slo_.classes()[static_cast<std::size_t>(k)].bounds.met(ttft, r.tbt_max_ns * 1e-6, tpot,
+                                                             e2e)) {
+    ++slo_met_;
+    ++c->met;
+  }
 }
 
 // A statistic of no values is null, not 0 (a TBT of 0 would read as a perfect result).
@@ -82,18 +123,46 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
                      {"e2e", sketch_json(e2e_)},
                      {"scheduling_delay", sketch_json(sched_)}};
   j["percentiles_exact"] = ttft_.exact() && tbt_.exact() && e2e_.exact();
+  j["requests"]["rejected_by_admission"] = rejected_admission_;
+  j["requests"]["demoted"] = demoted_;
   if (slo_.any()) {
     json slo;
-    if (slo_.ttft_ms) slo["ttft_ms"] = *slo_.ttft_ms;
-    if (slo_.tbt_ms) slo["tbt_ms"] = *slo_.tbt_ms;
-    if (slo_.tpot_ms) slo["tpot_ms"] = *slo_.tpot_ms;
-    if (slo_.e2e_ms) slo["e2e_ms"] = *slo_.e2e_ms;
+    auto bounds = [](json& out, const SloSpec& b) {
+      if (b.ttft_ms) out["ttft_ms"] = *b.ttft_ms;
+      if (b.tbt_ms) out["tbt_ms"] = *b.tbt_ms;
+      if (b.tpot_ms) out["tpot_ms"] = *b.tpot_ms;
+      if (b.e2e_ms) out["e2e_ms"] = *b.e2e_ms;
+    };
+    if (!slo_.named()) bounds(slo, slo_.classes()[0].bounds);
     slo["met"] = slo_met_;
     // Rejected requests count as missed.
     slo["attainment"] = totals.arrived > 0
                             ? static_cast<double>(slo_met_) / static_cast<double>(totals.arrived)
                             : 0.0;
     slo["goodput_requests_per_s"] = static_cast<double>(slo_met_) * per_s;
+    // Served requests whose deadline had passed before their first step: under EDF they are
+    // the most urgent in the queue, so a queue that cannot meet every deadline serves them first.
+    slo["served_past_deadline"] = served_past_deadline_;
+    if (slo_.named()) {
+      slo["classes"] = json::array();
+      for (std::size_t i = 0; i < classes_.size(); ++i) {
+        const ClassStats& c = classes_[i];
+        json k{{"name", slo_.classes()[i].name}};
+        bounds(k, slo_.classes()[i].bounds);
+        k["requests"] = c.done;
+        k["met"] = c.met;
+        k["attainment"] =
+            c.done > 0 ? json(static_cast<double>(c.met) / static_cast<double>(c.done)) : json();
+        k["goodput_requests_per_s"] = static_cast<double>(c.met) * per_s;
+        k["rejected"] = c.rejected;
+        k["demoted"] = c.demoted;
+        k["latency_ms"] = {{"ttft", sketch_json(c.ttft)},
+                           {"tbt", sketch_json(c.tbt)},
+                           {"tpot", sketch_json(c.tpot)},
+                           {"e2e", sketch_json(c.e2e)}};
+        slo["classes"].push_back(k);
+      }
+    }
     j["slo"] = slo;
   } else {
     j["slo"] = nullptr;
@@ -134,6 +203,26 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
     }
   }
   j["replicas"] = replicas;
+  if (wait_abs_error_ms_.count() > 0) {
+    // The router's waiting-time estimates against the waits that followed (served requests).
+    j["wait_estimate"] = {
+        {"requests", wait_abs_error_ms_.count()},
+        {"abs_error_ms", sketch_json(wait_abs_error_ms_)},
+        {"mean_signed_error_ms",
+         wait_signed_error_ms_ / static_cast<double>(wait_abs_error_ms_.count())},
+        {"ape_pct", sketch_json(wait_ape_pct_)},
+        {"due_abs_error_ms", sketch_json(due_abs_error_ms_)},
+        {"due_mean_signed_error_ms",
+         due_abs_error_ms_.count() > 0
+             ? json(due_signed_error_ms_ / static_cast<double>(due_abs_error_ms_.count()))
+             : json()},
+        {"due_early_fraction", due_abs_error_ms_.count() > 0
+                                   ? json(static_cast<double>(due_early_) /
+                                          static_cast<double>(due_abs_error_ms_.count()))
+                                   : json()}};
+  } else {
+    j["wait_estimate"] = nullptr;
+  }
   j["energy_j"] = energy_json(energy_j_);
   j["energy_j_per_output_token"] =
       energy_json(output_tokens_ > 0 ? energy_j_ / static_cast<double>(output_tokens_) : 0.0);

@@ -7,26 +7,18 @@
 #include "sim/engine.hpp"
 #include "sim/quantile_sketch.hpp"
 #include "sim/run_observer.hpp"
+#include "sim/slo.hpp"
 
 namespace servesim {
 
-// Service-level objectives of a run; a request meets its SLO when every given bound holds.
-// tbt_ms bounds every gap between the request's consecutive output tokens.
-struct SloSpec {
-  std::optional<double> ttft_ms;
-  std::optional<double> tbt_ms;
-  std::optional<double> tpot_ms;
-  std::optional<double> e2e_ms;
-  bool any() const { return ttft_ms || tbt_ms || tpot_ms || e2e_ms; }
-};
-
 // Online metrics of a run (definitions in tools/README.md "Metrics"): latency distributions in
-// quantile sketches (exact for small runs), counters and SLO attainment. Memory is flat in the
-// number of requests. Not thread-safe.
+// quantile sketches (exact for small runs), counters, SLO attainment overall and per SLO class,
+// and how far the router's waiting-time estimates were from the waits that followed. Memory is
+// flat in the number of requests. Not thread-safe.
 class MetricsCollector : public RunObserver {
  public:
   // `request_overhead_ns` (CostModel::request_overhead_ns) is added to every TTFT and E2E.
-  explicit MetricsCollector(SloSpec slo = {}, SimTime request_overhead_ns = 0);
+  explicit MetricsCollector(SloPolicy slo = {}, SimTime request_overhead_ns = 0);
 
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
   void on_token(const Request& request, SimTime now, SimTime gap_ns) override;
@@ -43,9 +35,35 @@ class MetricsCollector : public RunObserver {
   std::int64_t slo_met() const { return slo_met_; }
 
  private:
-  SloSpec slo_;
+  // What summary.json reports of one SLO class.
+  struct ClassStats {
+    std::int64_t done = 0;  // finished or rejected
+    std::int64_t met = 0;
+    std::int64_t rejected = 0;
+    std::int64_t demoted = 0;
+    QuantileSketch ttft, tbt, tpot, e2e;
+  };
+
+  std::int32_t class_of(const Request& r) const;
+
+  SloPolicy slo_;
   SimTime overhead_ns_ = 0;
   QuantileSketch ttft_, tbt_, tpot_, e2e_, sched_;
+  std::vector<ClassStats> classes_;
+  // Waiting-time estimates (Request::est_wait) against the wait that followed
+  // (first_scheduled − arrival): absolute error in ms, and percentage error where the wait was
+  // not zero.
+  QuantileSketch wait_abs_error_ms_, wait_ape_pct_;
+  // The estimate of the instant the deadline is judged at (Request::est_due) against the instant
+  // it came (first token or finish): |error| in ms, the signed sum, and how many were early
+  // (estimated before it came: optimistic).
+  QuantileSketch due_abs_error_ms_;
+  double due_signed_error_ms_ = 0;
+  std::int64_t due_early_ = 0;
+  std::int64_t served_past_deadline_ = 0;  // first scheduled after their deadline had passed
+  double wait_signed_error_ms_ = 0;
+  std::int64_t rejected_admission_ = 0;
+  std::int64_t demoted_ = 0;
   std::int64_t finished_ = 0;
   std::int64_t prompt_tokens_ = 0;
   std::int64_t output_tokens_ = 0;

@@ -32,7 +32,14 @@ RequestRecord make_request_record(const Request& r, bool rejected) {
                        r.cached_prefix,
                        r.preemptions,
                        rejected ? -1 : r.replica,
-                       rejected ? 1 : 0};
+                       rejected ? static_cast<std::int32_t>(r.reject_reason == RejectReason::kNone
+                                                                ? RejectReason::kFitsNoReplica
+                                                                : r.reject_reason)
+                                : 0,
+                       r.deadline == kNoDeadline ? -1 : r.deadline,
+                       r.est_wait,
+                       r.spec.slo_class,
+                       r.demoted ? 1 : 0};
 }
 
 OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config, const Fleet& fleet)

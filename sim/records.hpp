@@ -23,8 +23,12 @@ struct RequestRecord {
   std::int32_t output_tokens;
   std::int32_t cached_prefix_tokens;
   std::int32_t preemptions;
-  std::int32_t replica;   // -1 when rejected
-  std::int32_t rejected;  // 1 when rejected (never fits any replica), else 0
+  std::int32_t replica;      // -1 when rejected
+  std::int32_t rejected;     // RejectReason: 1 fits no replica, 2 refused by admission control; 0
+  std::int64_t deadline_ns;  // engine-time deadline (sim/slo.hpp); -1 = none
+  std::int64_t est_wait_ns;  // the router's estimate of scheduling_delay_ns; -1 = none made
+  std::int32_t slo_class;    // index into summary.json slo.classes; -1 = none
+  std::int32_t demoted;      // 1 when admission control served it best effort, else 0
 };
 
 // One row of steps.h5 / steps.csv: one engine step of one replica.

@@ -17,6 +17,7 @@ struct Replica {
   KvCache kv;
   std::int32_t max_model_len = 0;  // longest prompt + output a request may have here
   bool busy = false;
+  SimTime step_end = -1;  // end of the step in flight (valid while busy)
   SimTime busy_ns = 0;
   std::int64_t steps = 0;
   double energy_j = 0;

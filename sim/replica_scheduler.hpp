@@ -1,8 +1,11 @@
 #pragma once
 
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "sim/batch.hpp"
+#include "sim/fleet_queue.hpp"
 #include "sim/kv_cache.hpp"
 #include "sim/request.hpp"
 #include "sim/time.hpp"
@@ -35,6 +38,12 @@ class ReplicaScheduler {
   virtual std::int64_t num_outstanding() const = 0;
   // Requests admitted and holding KV.
   virtual std::int64_t num_running() const = 0;
+  // From now on, also admit from `queue` (in its order) whenever the own waiting queue has nothing
+  // to admit; `self` is this scheduler's replica. Schedulers that cannot pull refuse.
+  virtual void attach_queue(FleetQueue* /*queue*/, ReplicaId /*self*/) {
+    throw std::logic_error("scheduler '" + std::string(name()) +
+                           "' cannot pull from a fleet-level queue");
+  }
   // Most tokens one step may carry (the configured budget or this scheduler's default); the
   // memory planner reserves activations for it.
   virtual std::int32_t token_budget() const = 0;

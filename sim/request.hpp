@@ -10,6 +10,15 @@ namespace servesim {
 using RequestId = std::int64_t;
 using ReplicaId = std::int32_t;
 inline constexpr ReplicaId kNoReplica = -1;
+// What Router::route returns for a request it keeps in a fleet-level queue (replicas pull it), and
+// for one its admission control refuses.
+inline constexpr ReplicaId kQueued = -2;
+inline constexpr ReplicaId kRefused = -3;
+// The deadline of a request without one: later than any event of a run.
+inline constexpr SimTime kNoDeadline = INT64_MAX;
+
+// Why a request was rejected (0: it was not).
+enum class RejectReason : std::int8_t { kNone = 0, kFitsNoReplica = 1, kAdmission = 2 };
 
 // What a workload yields: one request's arrival and lengths (and an optional shared prefix).
 struct RequestSpec {
@@ -18,6 +27,7 @@ struct RequestSpec {
   std::int32_t output_tokens = 0;
   std::int64_t prefix_group = -1;  // requests of one group share their first prefix_tokens
   std::int32_t prefix_tokens = 0;
+  std::int32_t slo_class = -1;  // index into the run's SLO classes (sim/slo.hpp); -1: none
 
   // The most KV this request ever holds: the last output token is sampled but never fed back,
   // so its KV is never written (prompt + output − 1, as in vLLM; at least the prompt).
@@ -46,6 +56,16 @@ struct Request {
   SimTime last_token = -1;
   SimTime finished = -1;
   double tbt_max_ns = 0;  // largest gap between output tokens so far
+  // Deadline scheduling (sim/slo.hpp): the engine-time instant its class's first bound falls due
+  // (TTFT, else E2E; kNoDeadline without one), the router's estimate of its wait before it is
+  // first scheduled (-1: none made), and what admission control did with it.
+  SimTime deadline = kNoDeadline;
+  bool deadline_ttft = false;  // the deadline bounds its first token (else its finish)
+  SimTime est_wait = -1;
+  SimTime est_due =
+      -1;  // its estimate of when the deadline's event happens (first token or finish)
+  RejectReason reject_reason = RejectReason::kNone;
+  bool demoted = false;  // served best effort, behind every request that could still make it
 
   std::int32_t target_tokens() const { return spec.prompt_tokens + generated; }
   std::int32_t pending_tokens() const { return target_tokens() - computed; }

@@ -58,15 +58,6 @@ CudaGraphMode parse_cuda_graph_mode(const ConfigNode& node) {
   node.fail(fmt::format("unknown cuda_graph_mode '{}' (known: decode_only, piecewise)", s));
 }
 
-namespace {
-
-std::optional<double> slo_bound(const ConfigNode& slo, std::string_view key) {
-  if (!slo.has(key)) return std::nullopt;
-  return slo.get_positive(key);
-}
-
-}  // namespace
-
 RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64_t> seed_override) {
   ConfigNode root = document;  // a handle: set_base_dir below holds for the whole document
   root.require_map("a run configuration");
@@ -119,14 +110,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   c.cost_model = section_or_empty(root, "cost_model", "roofline");
   c.workload = root.at("workload");
   c.workload.require_map("the workload section");
-  if (auto slo = root.find("slo")) {
-    slo->require_map("the slo section {ttft_ms, tbt_ms, tpot_ms, e2e_ms}");
-    slo->check_keys({"ttft_ms", "tbt_ms", "tpot_ms", "e2e_ms"});
-    c.slo.ttft_ms = slo_bound(*slo, "ttft_ms");
-    c.slo.tbt_ms = slo_bound(*slo, "tbt_ms");
-    c.slo.tpot_ms = slo_bound(*slo, "tpot_ms");
-    c.slo.e2e_ms = slo_bound(*slo, "e2e_ms");
-  }
+  if (auto slo = root.find("slo")) c.slo = SloPolicy::parse(*slo);
   if (auto out = root.find("output")) {
     out->require_map("the output section");
     out->check_keys({"dir", "csv", "csv_max_requests", "trace", "trace_max_steps",

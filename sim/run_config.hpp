@@ -58,7 +58,7 @@ struct RunConfig {
   ConfigNode router;
   ConfigNode cost_model;
   ConfigNode workload;
-  SloSpec slo;
+  SloPolicy slo;
   OutputConfig output;
   std::vector<std::string> catalog_dirs;  // extra catalog folders, searched first
 

@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/request.hpp"
 
@@ -25,6 +27,10 @@ class Workload {
   // How many requests it will yield, when that is known before the run (num_requests, a trace's
   // rows; at most that many when duration_s cuts it short): what progress counts towards.
   virtual std::optional<std::int64_t> expected_requests() const { return std::nullopt; }
+  // The run's SLO class names (sim/slo.hpp), before the first next(): a workload whose input
+  // names a class per request (a trace's slo_class column) yields its index in
+  // RequestSpec::slo_class and fails, naming file and line, on a name not in `names`.
+  virtual void set_slo_classes(const std::vector<std::string>& /*names*/) {}
 };
 
 }  // namespace servesim

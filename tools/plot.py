@@ -161,8 +161,21 @@ def plot_sweep(directory):
 
     # Metric against the first varied key, one line per value of the others, 95% CI bands.
     metrics = [throughput, "ttft_p99_ms", "tbt_p99_ms", "e2e_p99_ms"]
+    # SLO attainment, when the runs have an SLO (the config's `slo:`).
+    if any(b["mean"].get("attainment") is not None for p in points for _, b in blocks(p)):
+        metrics.insert(0, "attainment")
     metrics += [m for m in bounded if m not in metrics]
-    fig, grid = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 4), squeeze=False)
+    # Legend rows below the panels: one line per group (and its oracle), 3 per row when short.
+    key0 = axes[0]["key"] if axes else None
+    labels_all = sorted({label_of({k: v for k, v in p["values"].items() if k != key0})
+                         for p in points})[:10]
+    one_column = bool(labels_all) and max(map(len, labels_all)) > 60
+    legend_rows = len(labels_all) if one_column else (len(labels_all) + 2) // 3
+    if any(name == "oracle" for p in points for name, _ in blocks(p)):
+        legend_rows *= 2
+    legend_in = 0.17 * legend_rows + 0.2
+    fig, grid = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 4 + legend_in),
+                             squeeze=False)
     if axes:
         key = axes[0]["key"]
         xs_all = [p["values"][key] for p in points]
@@ -172,7 +185,7 @@ def plot_sweep(directory):
             rest = {k: v for k, v in p["values"].items() if k != key}
             groups.setdefault(label_of(rest), []).append(p)
         for ax, metric in zip(grid[0], metrics):
-            for gi, (glabel, members) in enumerate(list(groups.items())[:8]):
+            for gi, (glabel, members) in enumerate(list(groups.items())[:10]):
                 for name, style in (("", "-"), ("oracle", "--")):
                     rows = []
                     for j, p in enumerate(members):
@@ -201,9 +214,14 @@ def plot_sweep(directory):
             ax.set_xlabel(key)
             ax.set_title(metric, fontsize=10)
             ax.grid(True, alpha=0.3)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7)
-    fig.tight_layout()
+    # One legend for every panel, below them: the labels can be long (a varied section).
+    handles, labels = grid[0][0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="lower center", ncol=1 if one_column else 3, fontsize=7,
+                   frameon=False)
+        fig.tight_layout(rect=(0, legend_in / (4 + legend_in), 1, 1))
+    else:
+        fig.tight_layout()
     fig.savefig(os.path.join(directory, f"metrics.{FORMAT}"), dpi=110)
     plt.close(fig)
 

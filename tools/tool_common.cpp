@@ -221,6 +221,11 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     }
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));
+  if (run.router->queue() != nullptr && !chunked_prefill(config.scheduler, base_options)) {
+    config.router.at("kind").fail(
+        "replicas pull from the global queue as vLLM V1's chunked-prefill scheduler admits "
+        "(expected scheduler kind sarathi or edf, or vllm with enable_chunked_prefill: true)");
+  }
   run.cost_model = cache ? cache->cost_model(config.cost_model, dirs)
                          : std::shared_ptr<const CostModel>(make_cost_model(config.cost_model));
   for (const auto& g : config.replicas) {
@@ -229,6 +234,11 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     }
   }
   run.workload = make_workload(config.workload, derive_seed(config.seed, 0));
+  std::vector<std::string> classes;
+  if (config.slo.named()) {
+    for (const SloClass& c : config.slo.classes()) classes.push_back(c.name);
+  }
+  run.workload->set_slo_classes(classes);
   return run;
 }
 
@@ -240,6 +250,7 @@ nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* c
   const ScaledCostModel scaled(*run.cost_model, scale);
   MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
   Engine engine(run.fleet, *run.router, *run.workload, scaled, {&metrics});
+  engine.set_slo(&run.config.slo, scaled.request_overhead_ns(), derive_seed(config.seed, 2));
   const EngineTotals totals = engine.run();
   return metrics.summary(totals, run.fleet);
 }
@@ -337,6 +348,8 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   }
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
   engine.set_stop(options.stop);
+  engine.set_slo(&run.config.slo, run.cost_model->request_overhead_ns(),
+                 derive_seed(run.config.seed, 2));
   const auto wall_start = std::chrono::steady_clock::now();
   if (options.progress) {
     const std::optional<std::int64_t> total = run.workload->expected_requests();

@@ -58,6 +58,7 @@ TraceReader::TraceReader(std::string path, TraceFormat format) : csv_(std::move(
       if (csv_.has_column("has_error")) error_col_ = csv_.column("has_error", kMeasuredColumns);
       break;
   }
+  if (csv_.has_column("slo_class")) slo_col_ = csv_.column("slo_class", "");
 }
 
 TraceReader TraceReader::lengths_only(std::string path) {
@@ -143,6 +144,11 @@ bool TraceReader::next(TraceRow& row) {
     if (!e) csv_.fail_field(error_col_, "0 or 1");
     row.error = *e;
     if (row.error && counts_.error_rows++ == 0) counts_.first_error_line = csv_.line();
+  }
+  if (slo_col_ != kNoColumn) {
+    row.slo_class = csv_.field(slo_col_);
+  } else {
+    row.slo_class.clear();
   }
   ++counts_.rows;
   return true;

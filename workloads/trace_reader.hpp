@@ -30,6 +30,7 @@ struct TraceRow {
   bool error = false;        // measured traces: the request failed in the measured run
   bool zero_prompt = false;  // the file said 0 prompt tokens
   bool zero_output = false;  // the file said 0 output tokens
+  std::string slo_class;     // the optional slo_class column (a class name; "" = none given)
 };
 
 // What a reader has seen so far.
@@ -57,6 +58,12 @@ class TraceReader {
   // The next row, or false at end of file.
   bool next(TraceRow& row);
   const TraceCounts& counts() const { return counts_; }
+  // Whether the file has an slo_class column.
+  bool has_slo_class() const { return slo_col_ != kNoColumn; }
+  // Fails on the row last read, at its slo_class field.
+  [[noreturn]] void fail_slo_class(const std::string& expected) const {
+    csv_.fail_field(slo_col_, expected);
+  }
   const std::string& path() const { return csv_.path(); }
   std::int64_t line() const { return csv_.line(); }
 
@@ -73,6 +80,7 @@ class TraceReader {
   std::size_t prompt_col_ = kNoColumn;
   std::size_t output_col_ = kNoColumn;
   std::size_t error_col_ = kNoColumn;
+  std::size_t slo_col_ = kNoColumn;
   std::optional<SimTime> origin_;  // date-time of the first row (azure)
   SimTime previous_ = 0;
   TraceCounts counts_;

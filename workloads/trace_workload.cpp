@@ -1,8 +1,10 @@
 #include "workloads/trace_workload.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/input_error.hpp"
 
@@ -94,7 +96,22 @@ std::optional<RequestSpec> TraceWorkload::next() {
   const std::int32_t override_tokens = shaper_.options().output_tokens_override;
   const std::int32_t output =
       override_tokens > 0 && !row.error ? override_tokens : row.output_tokens;
-  return shaper_.shape(rescaled(row.arrival), row.prompt_tokens, output);
+  RequestSpec spec = shaper_.shape(rescaled(row.arrival), row.prompt_tokens, output);
+  if (!row.slo_class.empty()) {
+    const auto it = std::find(slo_classes_.begin(), slo_classes_.end(), row.slo_class);
+    if (it == slo_classes_.end()) {
+      reader_.fail_slo_class(
+          slo_classes_.empty()
+              ? std::string("no class: the config's slo section names no classes (expected "
+                            "slo: {classes: [{name: …}, …]}, or an empty field)")
+              : fmt::format("one of the config's SLO classes ({}), or an empty field",
+                            fmt::join(slo_classes_, ", ")));
+    }
+    spec.slo_class = static_cast<std::int32_t>(it - slo_classes_.begin());
+  }
+  return spec;
 }
+
+void TraceWorkload::set_slo_classes(const std::vector<std::string>& names) { slo_classes_ = names; }
 
 }  // namespace servesim

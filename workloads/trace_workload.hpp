@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/workload.hpp"
 #include "workloads/request_shaper.hpp"
@@ -34,6 +35,7 @@ class TraceWorkload final : public Workload {
   std::string_view name() const override { return "trace"; }
   std::optional<RequestSpec> next() override;
   std::optional<std::int64_t> expected_requests() const override { return rows_; }
+  void set_slo_classes(const std::vector<std::string>& names) override;
 
   // Rows the validating pass read (the whole file, or the first num_requests rows).
   std::int64_t rows() const { return rows_; }
@@ -52,6 +54,7 @@ class TraceWorkload final : public Workload {
   std::int64_t scale_num_ = 1;
   std::int64_t scale_den_ = 1;
   bool done_ = false;
+  std::vector<std::string> slo_classes_;  // the run's SLO class names (set_slo_classes)
 };
 
 }  // namespace servesim

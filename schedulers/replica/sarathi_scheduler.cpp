@@ -29,7 +29,7 @@ void SarathiScheduler::release_deferred(KvCache& kv) {
   finished_kv_.clear();
 }
 
-void SarathiScheduler::admit(SimTime cutoff, KvCache& kv, Batch& batch) {
+void SarathiScheduler::admit(SimTime now, SimTime cutoff, KvCache& kv, Batch& batch) {
   std::int32_t used = 0;
   for (const auto& e : batch.entries) used += e.tokens;
   std::int32_t budget = options_.max_num_batched_tokens - used;
@@ -37,9 +37,30 @@ void SarathiScheduler::admit(SimTime cutoff, KvCache& kv, Batch& batch) {
   const auto seats_taken = [&] {
     return static_cast<std::int32_t>(running_.size() + finished_kv_.size());
   };
-  while (budget > 0 && !waiting_.empty() && seats_taken() < options_.max_num_seqs &&
-         waiting_.front()->spec.arrival <= cutoff) {
-    if (!admit_head_into(batch, kv, budget, /*whole=*/false)) break;
+  const auto fits = [&](const Request& r) {
+    return static_cast<std::int64_t>(r.spec.prompt_tokens) + r.spec.output_tokens <=
+               options_.max_model_len &&
+           kv.can_ever_fit(r.spec.peak_kv_tokens());
+  };
+  while (budget > 0 && seats_taken() < options_.max_num_seqs) {
+    if (!waiting_.empty() && waiting_.front()->spec.arrival <= cutoff) {
+      if (!admit_head_into(batch, kv, budget, /*whole=*/false)) {
+        if (!make_room_for(waiting_.front(), kv, batch)) break;
+        budget = options_.max_num_batched_tokens;  // the victim's tokens left the batch
+        for (const auto& e : batch.entries) budget -= e.tokens;
+        continue;
+      }
+    } else {
+      Request* r = queue_ != nullptr ? queue_->next_for(self_, now, cutoff, fits) : nullptr;
+      if (r == nullptr) break;
+      waiting_.push_front(r);
+      if (!admit_head_into(batch, kv, budget, /*whole=*/false)) {
+        waiting_.pop_front();  // it stays in the fleet queue, for this replica or another
+        break;
+      }
+      queue_->take(r, self_, now);
+      r->replica = self_;
+    }
     budget -= batch.entries.back().tokens;
   }
 }
@@ -67,14 +88,14 @@ void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
   // vLLM V1, no request is admitted in an iteration that had to preempt. With async scheduling
   // a batch that directly follows a step was decided when that step started.
   const bool back_to_back = options_.async_scheduling && last_end_ == now && last_start_ >= 0;
-  if (batch.preempted == 0) admit(back_to_back ? last_start_ : now, kv, batch);
+  if (batch.preempted == 0) admit(now, back_to_back ? last_start_ : now, kv, batch);
   // The step in flight's output is processed now: its finished requests free their KV.
   release_deferred(kv);
   // Nothing in flight would have been decided earlier: an idle replica schedules at once.
   // With async scheduling, requests finished in the step in flight may have held so much KV that
   // the running ones preempted one another down to none: vLLM then schedules again at once, with
   // that KV free.
-  if (batch.entries.empty() && (batch.preempted > 0 || back_to_back)) admit(now, kv, batch);
+  if (batch.entries.empty() && (batch.preempted > 0 || back_to_back)) admit(now, now, kv, batch);
   last_start_ = batch.entries.empty() ? -1 : now;
 }
 

@@ -14,21 +14,39 @@ namespace servesim {
 // started: only requests that had arrived by then are admitted, and requests that finished in
 // that step still hold their seats and KV while it is formed (vLLM V1 schedules step N+1 before
 // it processes step N's output); an idle replica schedules at once.
+// Attached to a fleet-level queue (attach_queue), it admits from that queue, in the queue's
+// order, whenever its own waiting queue (then only preempted requests) has nothing to admit.
 class SarathiScheduler : public SchedulerBase {
  public:
   explicit SarathiScheduler(SchedulerOptions options);
   std::string_view name() const override { return "sarathi"; }
+  void attach_queue(FleetQueue* queue, ReplicaId self) override {
+    queue_ = queue;
+    self_ = self;
+  }
+  // What a look-ahead of this scheduler reads (schedulers/router/lookahead.hpp).
+  const std::deque<Request*>& waiting() const { return waiting_; }
+  const std::vector<Request*>& running() const { return running_; }
+  // Start of the step in flight, or -1 (async scheduling admits by it).
+  SimTime step_start() const { return last_start_; }
   void next_batch(SimTime now, KvCache& kv, Batch& batch) override;
   void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
                       std::vector<Request*>& finished) override;
 
  private:
-  // Admits waiting requests that arrived by `cutoff`, FCFS, within budget and seats.
-  void admit(SimTime cutoff, KvCache& kv, Batch& batch);
+  // Admits waiting requests that arrived by `cutoff`, in queue order, within budget and seats:
+  // the own waiting queue's first, then the fleet queue's.
+  void admit(SimTime now, SimTime cutoff, KvCache& kv, Batch& batch);
   // Async scheduling: a finished request's KV stays held until the next batch is formed.
   void release_finished(Request* r, KvCache& kv) override;
   void release_deferred(KvCache& kv);
 
+ protected:
+  // Called when the head of the waiting queue cannot get its KV: may preempt a running request
+  // for it (true: something was freed, try again). Sarathi never does.
+  virtual bool make_room_for(Request* /*head*/, KvCache& /*kv*/, Batch& /*batch*/) { return false; }
+
+ private:
   // KV of requests that finished in the step in flight (async scheduling).
   struct Finished {
     std::int64_t held = 0;
@@ -37,6 +55,8 @@ class SarathiScheduler : public SchedulerBase {
   };
   std::vector<Finished> finished_kv_;
 
+  FleetQueue* queue_ = nullptr;
+  ReplicaId self_ = kNoReplica;
   SimTime last_start_ = -1;  // start of the step in flight (async scheduling)
   SimTime last_end_ = -1;    // end of the last completed step
 };

@@ -63,7 +63,7 @@ void SchedulerBase::preempt(Request* r, KvCache& kv, Batch& batch) {
   ++r->preemptions;
   ++batch.preempted;
   running_.erase(std::find(running_.begin(), running_.end(), r));
-  waiting_.push_front(r);
+  requeue(r);
 }
 
 bool SchedulerBase::grow_or_preempt(Request* r, std::int32_t tokens, KvCache& kv, Batch& batch) {

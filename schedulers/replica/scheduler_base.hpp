@@ -37,8 +37,11 @@ class SchedulerBase : public ReplicaScheduler {
   // already hits them (vLLM V1 caches a block's hash when it allocates it, before the forward
   // pass; the KV is written layer by layer before any attention reads it).
   static void schedule_prefill(Batch& batch, Request* r, std::int32_t tokens, KvCache& kv);
-  // Recompute preemption: frees r's KV, forgets its computed tokens and puts it at the front of
-  // the waiting queue. If r was already scheduled in `batch`, its entry is removed.
+  // Where a request re-enters the waiting queue after a preemption: at the front (vLLM).
+  virtual void requeue(Request* r) { waiting_.push_front(r); }
+  // Recompute preemption: frees r's KV, forgets its computed tokens and puts it back in the
+  // waiting queue (requeue: at the front). If r was already scheduled in `batch`, its entry is
+  // removed.
   void preempt(Request* r, KvCache& kv, Batch& batch);
   // Grows r's KV to cover computed + tokens, preempting running requests from the tail (newest
   // first) while blocks are short. Returns false if r itself had to be preempted.

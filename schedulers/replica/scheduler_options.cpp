@@ -26,10 +26,12 @@ SchedulerOptions parse_scheduler_options(const ConfigNode& node) {
   // vLLM V1 (chunked prefill: sarathi, or vllm with enable_chunked_prefill) keeps no watermark;
   // vLLM V0 (and Vidur's schedulers) keep 1% of the blocks free at admission.
   const std::string kind = node.get_string("kind", "");
-  const bool v1 = kind == "sarathi" || (kind == "vllm" && o.enable_chunked_prefill);
+  const bool v1 =
+      kind == "sarathi" || kind == "edf" || (kind == "vllm" && o.enable_chunked_prefill);
   o.watermark = node.get_fraction("watermark", v1 ? 0.0 : 0.01);
   o.enable_prefix_caching = node.get_bool("enable_prefix_caching", false);
   o.async_scheduling = node.get_bool("async_scheduling", false);
+  o.preempt_for_deadline = node.get_bool("preempt_for_deadline", false);
   return o;
 }
 

@@ -22,6 +22,8 @@ struct SchedulerOptions {
   // current step runs, so a request arriving during a step joins the batch after the next one.
   // Chunked-prefill (sarathi) scheduling only.
   bool async_scheduling = false;
+  // edf only: a waiting request whose KV does not fit preempts a running one with a later deadline.
+  bool preempt_for_deadline = false;
 };
 
 // Keys every scheduler kind accepts (each kind may add its own).

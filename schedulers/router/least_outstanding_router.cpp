@@ -2,7 +2,7 @@
 
 namespace servesim {
 
-ReplicaId LeastOutstandingRouter::route(const Request& request, const Fleet& fleet,
+ReplicaId LeastOutstandingRouter::route(Request& request, const Fleet& fleet,
                                         const std::vector<ReplicaId>& eligible, SimTime now) {
   std::int64_t least = -1;
   tied_.clear();

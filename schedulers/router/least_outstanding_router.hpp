@@ -13,8 +13,8 @@ namespace servesim {
 class LeastOutstandingRouter : public Router {
  public:
   std::string_view name() const override { return "least_outstanding"; }
-  ReplicaId route(const Request& request, const Fleet& fleet,
-                  const std::vector<ReplicaId>& eligible, SimTime now) override;
+  ReplicaId route(Request& request, const Fleet& fleet, const std::vector<ReplicaId>& eligible,
+                  SimTime now) override;
 
  private:
   RoundRobinRouter turn_;        // whose turn it is among tied replicas

@@ -2,7 +2,7 @@
 
 namespace servesim {
 
-ReplicaId RandomRouter::route(const Request& /*request*/, const Fleet& /*fleet*/,
+ReplicaId RandomRouter::route(Request& /*request*/, const Fleet& /*fleet*/,
                               const std::vector<ReplicaId>& eligible, SimTime /*now*/) {
   // 53 random bits as a uniform double in [0, 1), scaled to an index.
   const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;

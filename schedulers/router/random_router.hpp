@@ -13,8 +13,8 @@ class RandomRouter : public Router {
  public:
   explicit RandomRouter(std::uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "random"; }
-  ReplicaId route(const Request& request, const Fleet& fleet,
-                  const std::vector<ReplicaId>& eligible, SimTime now) override;
+  ReplicaId route(Request& request, const Fleet& fleet, const std::vector<ReplicaId>& eligible,
+                  SimTime now) override;
 
  private:
   std::mt19937_64 rng_;

@@ -4,7 +4,7 @@
 
 namespace servesim {
 
-ReplicaId RoundRobinRouter::route(const Request& /*request*/, const Fleet& fleet,
+ReplicaId RoundRobinRouter::route(Request& /*request*/, const Fleet& fleet,
                                   const std::vector<ReplicaId>& eligible, SimTime /*now*/) {
   // The first eligible id at or after next_, wrapping around.
   auto it = std::lower_bound(eligible.begin(), eligible.end(), next_);

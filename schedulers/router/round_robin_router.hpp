@@ -8,8 +8,8 @@ namespace servesim {
 class RoundRobinRouter : public Router {
  public:
   std::string_view name() const override { return "round_robin"; }
-  ReplicaId route(const Request& request, const Fleet& fleet,
-                  const std::vector<ReplicaId>& eligible, SimTime now) override;
+  ReplicaId route(Request& request, const Fleet& fleet, const std::vector<ReplicaId>& eligible,
+                  SimTime now) override;
 
  private:
   ReplicaId next_ = 0;

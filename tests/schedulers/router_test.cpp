@@ -43,7 +43,7 @@ void set_loads(Fleet& fleet, const std::vector<std::int64_t>& loads) {
 std::vector<ReplicaId> route_n(Router& router, const Fleet& fleet,
                                const std::vector<ReplicaId>& eligible, int n) {
   std::vector<ReplicaId> out;
-  const Request r;
+  Request r;
   for (int i = 0; i < n; ++i) out.push_back(router.route(r, fleet, eligible, 0));
   return out;
 }

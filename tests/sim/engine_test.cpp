@@ -11,23 +11,12 @@
 #include "schedulers/router/round_robin_router.hpp"
 #include "sim/metrics.hpp"
 #include "sim/output_writers.hpp"
+#include "tests/sim/list_workload.hpp"
 
 namespace servesim {
 namespace {
 
-class ListWorkload : public Workload {
- public:
-  explicit ListWorkload(std::vector<RequestSpec> specs) : specs_(std::move(specs)) {}
-  std::string_view name() const override { return "list"; }
-  std::optional<RequestSpec> next() override {
-    if (i_ >= specs_.size()) return std::nullopt;
-    return specs_[i_++];
-  }
-
- private:
-  std::vector<RequestSpec> specs_;
-  std::size_t i_ = 0;
-};
+using test::ListWorkload;
 
 // Records what the engine reports.
 struct Recorder : RunObserver {

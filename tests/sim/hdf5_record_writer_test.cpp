@@ -106,8 +106,8 @@ std::size_t field_bytes(std::span<const RecordField> fields) {
 
 TEST_CASE("the field tables cover every member of the records once", "[hdf5_record_writer]") {
   // Sums of the member sizes as declared in sim/records.hpp: a forgotten member shows here.
-  CHECK(request_record_fields().size() == 16);
-  CHECK(field_bytes(request_record_fields()) == 10 * 8 + 6 * 4);
+  CHECK(request_record_fields().size() == 20);
+  CHECK(field_bytes(request_record_fields()) == 12 * 8 + 8 * 4);
   CHECK(step_record_fields().size() == 10);
   CHECK(field_bytes(step_record_fields()) == 3 * 8 + 7 * 4);
   for (auto fields : {request_record_fields(), step_record_fields()}) {
@@ -158,9 +158,10 @@ TEST_CASE("200k step records read back from HDF5 with the same values and count"
 
 TEST_CASE("request records round-trip through HDF5, including -1 times", "[hdf5_record_writer]") {
   const fs::path path = output_dir() / "requests.h5";
-  RequestRecord served{7,     1'000, 2'000, 3'000, 9'000, 2'000, 95.238, 8'000,
-                       1'000, 700,   512,   64,    128,   2,     3,      0};
-  RequestRecord rejected{8, 1'500, -1, -1, -1, -1, -1.0, -1, -1, -1, 900'000, 10, 0, 0, -1, 1};
+  RequestRecord served{7,   1'000, 2'000, 3'000, 9'000, 2'000, 95.238, 8'000, 1'000, 700,
+                       512, 64,    128,   2,     3,     0,     8'001,  900,   1,     0};
+  RequestRecord rejected{8,       1'500, -1, -1, -1, -1, -1.0,  -1, -1, -1,
+                         900'000, 10,    0,  0,  -1, 2,  5'000, 40, 0,  0};
   {
     Hdf5RecordWriter<RequestRecord> writer(path.string(), "requests", request_record_fields());
     writer.append(served);
@@ -189,6 +190,18 @@ TEST_CASE("request records round-trip through HDF5, including -1 times", "[hdf5_
   dataset.read(tpot, tpot_type);
   CHECK(tpot[0] == 95.238);
   CHECK(tpot[1] == -1);
+  H5::CompType est_type(sizeof(std::int64_t));
+  est_type.insertMember("est_wait_ns", 0, H5::PredType::NATIVE_INT64);
+  std::int64_t est[2] = {0, 0};
+  dataset.read(est, est_type);
+  CHECK(est[0] == 900);
+  CHECK(est[1] == 40);
+  H5::CompType rejected_type(sizeof(std::int32_t));
+  rejected_type.insertMember("rejected", 0, H5::PredType::NATIVE_INT32);
+  std::int32_t why[2] = {-1, -1};
+  dataset.read(why, rejected_type);
+  CHECK(why[0] == 0);
+  CHECK(why[1] == 2);
   CHECK(read_string_attribute(dataset, "units").find("arrival_ns: ns") != std::string::npos);
 }
 

@@ -48,8 +48,9 @@ TEST_CASE("an unknown scheduler kind is an error listing the known kinds", "[err
   const auto out = bad_file_message("unknown_scheduler_kind.yaml");
   CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_scheduler_kind.yaml:4:19:"));
   CHECK_THAT(
-      out, Catch::Contains(
-               "unknown scheduler 'sarathy' (did you mean 'sarathi'? known: orca, sarathi, vllm"));
+      out,
+      Catch::Contains(
+          "unknown scheduler 'sarathy' (did you mean 'sarathi'? known: edf, orca, sarathi, vllm"));
 }
 
 TEST_CASE("an unknown cost model kind is an error listing the known kinds", "[errors]") {
@@ -118,7 +119,7 @@ TEST_CASE("a misspelt key, kind or GPU suggests the name meant", "[errors]") {
                                   "'max_num_seqs'? known: "));
   const auto kind = bad_input_message("typo_kind", {config, "--set", "scheduler.kind=sarathy"});
   CHECK_THAT(kind, Catch::Contains("unknown scheduler 'sarathy' (did you mean 'sarathi'? known: "
-                                   "orca, sarathi, vllm)"));
+                                   "edf, orca, sarathi, vllm)"));
   const auto gpu = bad_input_message("typo_gpu", {config, "--set", "replicas.0.gpu=a100-80gbb"});
   CHECK_THAT(gpu, Catch::Contains("unknown GPU 'a100-80gbb' (did you mean 'a100-80gb'? known: "));
   const auto model =
@@ -126,7 +127,7 @@ TEST_CASE("a misspelt key, kind or GPU suggests the name meant", "[errors]") {
   CHECK_THAT(model, Catch::Contains("(did you mean 'meta-llama/Llama-2-7b-hf'? expected"));
   // Nothing close: no guess.
   const auto far = bad_input_message("typo_far", {config, "--set", "scheduler.kind=fifo"});
-  CHECK_THAT(far, Catch::Contains("unknown scheduler 'fifo' (known: orca, sarathi, vllm)"));
+  CHECK_THAT(far, Catch::Contains("unknown scheduler 'fifo' (known: edf, orca, sarathi, vllm)"));
 }
 
 TEST_CASE("a trace that cannot be opened names the path written and where it led", "[errors]") {
@@ -271,8 +272,8 @@ TEST_CASE("a KV cache smaller than one max_model_len request is refused as vLLM 
 
 TEST_CASE("an unknown scheduler kind is named before any budget check", "[errors]") {
   const auto out = bad_input_message(
-      "scheduler_kind", {"tests/tools/configs/golden_fixed.yaml", "--set", "scheduler.kind=edf"});
-  CHECK_THAT(out, Catch::Contains("unknown scheduler 'edf' (known: orca, sarathi, vllm)"));
+      "scheduler_kind", {"tests/tools/configs/golden_fixed.yaml", "--set", "scheduler.kind=lifo"});
+  CHECK_THAT(out, Catch::Contains("unknown scheduler 'lifo' (known: edf, orca, sarathi, vllm)"));
 }
 
 TEST_CASE("a replica's CUDA-graph settings are checked: a known mode, a positive capture size",

@@ -225,3 +225,23 @@ TEST_CASE("the shipped measured traces replay with their zero-token rows counted
     CHECK(c.error_rows == e.errors);
   }
 }
+
+TEST_CASE("a trace's slo_class column names each request's SLO class", "[workloads][trace]") {
+  auto w = make(trace_yaml("vidur", fixture("slo_class_vidur.csv")));
+  w->set_slo_classes({"batch", "interactive"});
+  const auto r = drain(*w);
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].slo_class == 1);
+  CHECK(r[1].slo_class == -1);  // an empty field: the engine classifies it
+  CHECK(r[2].slo_class == 0);
+  // A name the config does not declare is an error at its line and column.
+  auto bad = make(trace_yaml("vidur", fixture("slo_class_unknown.csv")));
+  bad->set_slo_classes({"batch", "interactive"});
+  CHECK(bad->next()->slo_class == 0);
+  CHECK_THROWS_WITH(bad->next(), Catch::Contains("slo_class_unknown.csv:3:") &&
+                                     Catch::Contains("urgent") &&
+                                     Catch::Contains("batch, interactive"));
+  auto none = make(trace_yaml("vidur", fixture("slo_class_vidur.csv")));
+  none->set_slo_classes({});
+  CHECK_THROWS_WITH(none->next(), Catch::Contains("names no classes"));
+}

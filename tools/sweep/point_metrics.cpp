@@ -24,8 +24,10 @@ const std::vector<std::string>& metric_names() {
     for (const char* m : kLatencies) {
       for (const char* s : kStats) n.push_back(std::string(m) + "_" + s + "_ms");
     }
-    for (const char* m : {"attainment", "goodput_req_s", "busy_fraction", "energy_j",
-                          "energy_j_per_output_token"}) {
+    for (const char* m :
+         {"attainment", "goodput_req_s", "busy_fraction", "energy_j", "energy_j_per_output_token",
+          "rejected_by_admission", "demoted", "served_past_deadline", "wait_est_abs_error_p50_ms",
+          "wait_est_ape_p50_pct", "due_est_mean_signed_error_ms"}) {
       n.emplace_back(m);
     }
     return n;
@@ -70,6 +72,13 @@ std::vector<double> flatten_summary(const nlohmann::json& s) {
                                        : busy / static_cast<double>(s.at("replicas").size()));
   v.push_back(value_or_nan(s.at("energy_j")));
   v.push_back(value_or_nan(s.at("energy_j_per_output_token")));
+  v.push_back(value_or_nan(r.at("rejected_by_admission")));
+  v.push_back(value_or_nan(r.at("demoted")));
+  v.push_back(slo.is_null() ? value_or_nan(nullptr) : value_or_nan(slo.at("served_past_deadline")));
+  const auto& w = s.at("wait_estimate");
+  v.push_back(w.is_null() ? value_or_nan(nullptr) : value_or_nan(w.at("abs_error_ms").at("p50")));
+  v.push_back(w.is_null() ? value_or_nan(nullptr) : value_or_nan(w.at("ape_pct").at("p50")));
+  v.push_back(w.is_null() ? value_or_nan(nullptr) : value_or_nan(w.at("due_mean_signed_error_ms")));
   return v;
 }
 

@@ -12,7 +12,9 @@ namespace servesim::sweep {
 // counts, makespan and steps, throughput (output_tok_s, prefill_tok_s, total_tok_s = their sum,
 // requests_per_s), every latency statistic as <metric>_<stat>_ms (ttft, tbt, tpot, e2e,
 // scheduling_delay × mean, p50, p90, p95, p99, max), SLO attainment and goodput_req_s, the
-// replicas' mean busy_fraction, energy. These names are what --slo and --pick take.
+// replicas' mean busy_fraction, energy, deadline scheduling (rejected_by_admission, demoted,
+// served_past_deadline, the wait estimate's median absolute error in ms and in % of the wait,
+// the due estimate's mean signed error). These names are what --slo and --pick take.
 const std::vector<std::string>& metric_names();
 std::optional<std::size_t> metric_index(const std::string& name);
 
