@@ -86,7 +86,8 @@ void GlobalQueueRouter::attach(const Fleet& fleet, const CostModel& cost_model) 
 }
 
 bool GlobalQueueRouter::estimate(Request& r, SimTime now, SimTime& judged) {
-  const auto pos = queue_.lower_bound(&r);
+  if (options_.estimator == Estimator::kNone) return false;
+  const auto pos = queue_.lower_bound(&r);  // where r will be queued
   switch (options_.estimator) {
     case Estimator::kNone:
       return false;

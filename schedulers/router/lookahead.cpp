@@ -75,7 +75,7 @@ SimTime Lookahead::step(Rep& rep, bool admit, std::vector<Item>* admitted) {
   // Decodes first, then the running prefills' next chunks (sarathi's order).
   for (std::size_t i = 0; i < rep.running.size() && budget > 0; ++i) {
     Item& it = rep.running[i];
-    if (it.generated == 0 || it.computed + 1 != it.prompt + it.generated) continue;
+    if (!it.decoding()) continue;
     grow(it, 1);
     shape_.decode_contexts.push_back(it.computed);
     entries_.emplace_back(i, 1);
@@ -84,7 +84,7 @@ SimTime Lookahead::step(Rep& rep, bool admit, std::vector<Item>* admitted) {
   for (std::size_t i = 0; i < rep.running.size() && budget > 0; ++i) {
     Item& it = rep.running[i];
     const std::int32_t pending = it.prompt + it.generated - it.computed;
-    if (pending <= 0 || (it.generated > 0 && pending == 1)) continue;
+    if (pending <= 0 || it.decoding()) continue;
     const std::int32_t chunk = std::min(pending, budget);
     grow(it, chunk);
     shape_.prefills.push_back(PrefillChunk{chunk, it.computed});
@@ -196,9 +196,7 @@ Lookahead::Estimate Lookahead::estimate(
       // Its remaining tokens at the price of a step of the decodes running at its first token.
       shape_.clear();
       for (const Item& x : after.running) {
-        if (x.generated > 0 && x.computed + 1 == x.prompt + x.generated) {
-          shape_.decode_contexts.push_back(x.computed);
-        }
+        if (x.decoding()) shape_.decode_contexts.push_back(x.computed);
       }
       if (shape_.decode_contexts.empty()) shape_.decode_contexts.push_back(r.spec.prompt_tokens);
       const auto left =

@@ -79,6 +79,8 @@ class Lookahead {
     std::int32_t computed = 0;
     std::int32_t generated = 0;
     std::int64_t blocks = 0;
+    // Past its prompt with one token to compute: a decode (Request::is_decode).
+    bool decoding() const { return generated > 0 && computed + 1 == prompt + generated; }
   };
   struct Rep {
     const Replica* real = nullptr;
