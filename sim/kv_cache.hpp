@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <list>
-#include <map>
+#include <unordered_map>
 #include <utility>
 
 namespace servesim {
@@ -109,6 +109,15 @@ class KvCache {
   std::int64_t used_ = 0;
 
   using Key = std::pair<std::int64_t, std::int64_t>;  // (group, block index)
+  struct KeyHash {  // splitmix64 finaliser of the two ids: lookups only, never iterated
+    std::size_t operator()(const Key& k) const {
+      std::uint64_t z = static_cast<std::uint64_t>(k.first) * 0x9e3779b97f4a7c15ULL +
+                        static_cast<std::uint64_t>(k.second);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      return static_cast<std::size_t>(z ^ (z >> 31));
+    }
+  };
   // A stretch of the free queue: `count` blocks without identity, or one cached block.
   struct FreeRun {
     std::int64_t count = 0;
@@ -123,8 +132,8 @@ class KvCache {
   void free_plain(std::int64_t n);
 
   bool prefix_caching_ = false;
-  std::map<Key, Entry> cached_;  // (group, block) -> entry
-  std::list<FreeRun> free_;      // every free block, least recently freed first
+  std::unordered_map<Key, Entry, KeyHash> cached_;  // (group, block) -> entry
+  std::list<FreeRun> free_;                         // every free block, least recently freed first
   std::int64_t cached_free_ = 0;
   std::int64_t hit_blocks_ = 0;
   std::int64_t query_blocks_ = 0;

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake clang clang-format libclang-rt-14-dev libyaml-cpp-dev libhdf5-dev hdf5-tools libtbb-dev
+packages=(build-essential cmake ninja-build clang clang-format libclang-rt-14-dev libyaml-cpp-dev libhdf5-dev hdf5-tools libtbb-dev
           libeigen3-dev libboost-graph-dev catch2 libxgboost-dev libcli11-dev libfmt-dev
           nlohmann-json3-dev libopenmpi-dev openmpi-bin python3-matplotlib python3-h5py)
 
@@ -34,7 +34,13 @@ build() {
 # suite and the fuzz targets share one build. No debug info and no UBSan vptr check (a type-info
 # lookup on every virtual call of the engine loop): both cost build and test time CI has not got.
 build_sanitized() {
-  cmake -S . -B build-san -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  # Ninja: one build graph for the whole tree (make recurses per folder). A build-san/ that make
+  # configured is configured afresh (its objects are rebuilt; the fuzz corpus stays).
+  local cache=build-san/CMakeCache.txt
+  if [ -f $cache ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' $cache; then
+    rm -rf $cache build-san/CMakeFiles
+  fi
+  cmake -G Ninja -S . -B build-san -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" \
     -DSERVESIM_WERROR=ON -DSERVESIM_SANITIZE=ON -DSERVESIM_FUZZ=ON >/dev/null
   cmake --build build-san -j"$(nproc)"

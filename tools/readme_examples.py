@@ -27,7 +27,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARKER = re.compile(r"^<!-- example(?: lines=(\d+))?: (.+?) -->$")
 
 
+OUTPUTS = {}  # command -> output: a command shown in several files runs once (it is deterministic)
+
+
 def run(command):
+    if command not in OUTPUTS:
+        OUTPUTS[command] = execute(command)
+    return OUTPUTS[command]
+
+
+def execute(command):
     tools = os.environ.get("SERVESIM_TOOLS_DIR")
     executed = command
     if tools and command.startswith("build/tools/"):
