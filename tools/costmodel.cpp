@@ -97,6 +97,19 @@ int main(int argc, char** argv) {
   auto* network = app.add_subcommand("network", "all-reduce MAPE against all_reduce.csv");
   add_common(network, {.model = false});
   add_engine(network);
+  auto* power = app.add_subcommand(
+      "power", "the power model: clock, board power and TFLOP/s of one GEMM per cap and M");
+  add_common(power, {.profiles = false, .model = false});
+  power->add_option("--caps", args.caps, "board caps in W (default: the GPU's lowest and TDP)")
+      ->delimiter(',')
+      ->check(servesim::number_in(1.0, 1e6));
+  power->add_option("--tokens", args.token_counts, "GEMM token counts M (default 64,…,16384)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20));
+  power->add_option("--gemm-k", args.gemm_k, "GEMM K (default 4096, the seed's qkv)")
+      ->check(CLI::Range(1, 1 << 20));
+  power->add_option("--gemm-n", args.gemm_n, "GEMM N (default 6144)")
+      ->check(CLI::Range(1, 1 << 20));
   auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
   add_common(predict, {.profiles = false});
   predict->add_option("--tp", args.tp, "tensor-parallel degree")
@@ -237,6 +250,7 @@ int main(int argc, char** argv) {
     if (*crossval) out = servesim::run_crossval(args);
     if (*network) out = servesim::run_network(args);
     if (*predict) out = servesim::run_predict(args);
+    if (*power) out = servesim::run_power(args);
     if (*transfer) {
       out = servesim::run_transfer(rf);
       if (!plot_file.empty()) {

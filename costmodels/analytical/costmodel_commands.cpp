@@ -16,7 +16,9 @@
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/analytical/calibration.hpp"
 #include "costmodels/analytical/engine_profile.hpp"
+#include "costmodels/analytical/gemm_model.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
+#include "costmodels/analytical/power_model.hpp"
 #include "costmodels/analytical/profile_validation.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "costmodels/registry.hpp"
@@ -776,6 +778,105 @@ std::string run_predict(const CostmodelArgs& a) {
   out += c.gpu.validated.empty()
              ? std::string("validated  nothing measured on this GPU\n")
              : fmt::format("validated  {}\n", fmt::join(c.gpu.validated, "\n           "));
+  return out;
+}
+
+std::string run_power(const CostmodelArgs& a) {
+  Context c = load(a, false);
+  const std::optional<PowerModel> pm = PowerModel::for_gpu(c.gpu);
+  if (!pm) {
+    throw InputError(fmt::format(
+        "--gpu {}: its hardware file has no `power:` section (the power model's constants; "
+        "configs/hardware/rtx-5090.yaml has one)",
+        c.gpu.name));
+  }
+  std::vector<double> caps = a.caps;
+  if (caps.empty()) caps = {c.gpu.min_power_w > 0 ? c.gpu.min_power_w : c.gpu.tdp_w, c.gpu.tdp_w};
+  for (const double cap : caps) {
+    if (const std::string why = c.gpu.power_cap_problem(cap); !why.empty()) {
+      throw InputError("--caps: " + why);
+    }
+  }
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  std::vector<int> ms = a.token_counts;
+  if (ms.empty()) ms = {64, 256, 1024, 4096, 8192, 16384};
+  const double peak = c.gpu.bf16_tflops * 1e3;  // FLOP per ns at boost
+  const AnalyticalTerms terms;
+  struct Cell {
+    KernelClock k;
+    double tflops = 0;
+  };
+  std::vector<std::vector<Cell>> cells(ms.size(), std::vector<Cell>(caps.size()));
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const GemmShape g{static_cast<double>(ms[i]), static_cast<double>(a.gemm_k),
+                      static_cast<double>(a.gemm_n), 1};
+    for (std::size_t j = 0; j < caps.size(); ++j) {
+      Cell& cell = cells[i][j];
+      cell.k = gemm_under_cap(g, 2, peak, c.params.clock_fraction, *pm, caps[j], c.gpu, c.params,
+                              terms, 1.0);
+      cell.tflops = 2 * g.m * g.k * g.n / cell.k.time_ns / 1e3;
+    }
+  }
+  // Least-squares slope of the clock over the caps, MHz per W.
+  auto slope = [&](std::size_t i) {
+    if (caps.size() < 2) return 0.0;
+    double mx = 0, my = 0;
+    for (std::size_t j = 0; j < caps.size(); ++j) {
+      mx += caps[j];
+      my += cells[i][j].k.f_mhz;
+    }
+    mx /= static_cast<double>(caps.size());
+    my /= static_cast<double>(caps.size());
+    double sxy = 0, sxx = 0;
+    for (std::size_t j = 0; j < caps.size(); ++j) {
+      sxy += (caps[j] - mx) * (cells[i][j].k.f_mhz - my);
+      sxx += (caps[j] - mx) * (caps[j] - mx);
+    }
+    return sxy / sxx;
+  };
+  auto penalty = [&](std::size_t i) {
+    return 100 * (1 - cells[i].front().tflops / cells[i].back().tflops);
+  };
+  if (a.json) {
+    nlohmann::json j = {{"gpu", c.gpu.name},
+                        {"gemm", {{"k", a.gemm_k}, {"n", a.gemm_n}}},
+                        {"caps_w", caps},
+                        {"max_clock_mhz", pm->max_clock_mhz},
+                        {"rows", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+      nlohmann::json row = {{"m", ms[i]},
+                            {"penalty_pct", penalty(i)},
+                            {"clock_slope_mhz_per_w", slope(i)},
+                            {"cells", nlohmann::json::array()}};
+      for (std::size_t k = 0; k < caps.size(); ++k) {
+        const Cell& cell = cells[i][k];
+        row["cells"].push_back({{"cap_w", caps[k]},
+                                {"clock_mhz", cell.k.f_mhz},
+                                {"power_w", cell.k.power_w},
+                                {"tflops", cell.tflops},
+                                {"tensor_activity", cell.k.u},
+                                {"dram_activity", cell.k.m}});
+      }
+      j["rows"].push_back(row);
+    }
+    return j.dump(2) + "\n";
+  }
+  std::string out = fmt::format(
+      "GPU {}: bf16 GEMM M × K {} × N {} under each cap (clock MHz / board W / TFLOP/s as "
+      "priced, at the TDP as fitted); V/F top {:.0f} MHz, boost {:.0f} MHz\n",
+      c.gpu.name, a.gemm_k, a.gemm_n, pm->max_clock_mhz, c.gpu.boost_clock_mhz);
+  out += fmt::format("{:>7}", "M");
+  for (const double cap : caps) out += fmt::format(" | {:>5.0f} W: MHz     W TFLOP/s", cap);
+  out += fmt::format(" | penalty {:.0f}→{:.0f} W | MHz/W\n", caps.back(), caps.front());
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    out += fmt::format("{:>7}", ms[i]);
+    for (const Cell& cell : cells[i]) {
+      out +=
+          fmt::format(" | {:>12.0f} {:>5.0f} {:>8.1f}", cell.k.f_mhz, cell.k.power_w, cell.tflops);
+    }
+    out += fmt::format(" | {:>15.2f}% | {:>5.2f}\n", penalty(i), slope(i));
+  }
   return out;
 }
 

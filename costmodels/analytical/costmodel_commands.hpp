@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace servesim {
 
@@ -32,6 +33,12 @@ struct CostmodelArgs {
   int pp = 1;
   std::string topology;    // predict: "" = the GPU's default
   double power_cap_w = 0;  // predict: 0 = the GPU's TDP
+  // power: board caps (W) and GEMM token counts M of a K × N projection GEMM (the seed's qkv:
+  // K 4096, N 6144)
+  std::vector<double> caps;
+  std::vector<int> token_counts;
+  int gemm_k = 4096;
+  int gemm_n = 6144;
   int prefill_tokens = 0;
   int context = 0;
   int decodes = 0;
@@ -48,5 +55,8 @@ std::string run_fit(const CostmodelArgs& args);
 std::string run_crossval(const CostmodelArgs& args);
 std::string run_network(const CostmodelArgs& args);
 std::string run_predict(const CostmodelArgs& args);
+// The power model on one GEMM shape (PHYSICS §6): clock, board power and TFLOP/s per (cap, M),
+// the penalty of the lowest cap against the highest and the cap → clock slope per M.
+std::string run_power(const CostmodelArgs& args);
 
 }  // namespace servesim

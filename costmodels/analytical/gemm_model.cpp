@@ -151,4 +151,15 @@ double gemm_ns(const GemmShape& g, double wbytes, double flops_per_ns, double f_
   return best;
 }
 
+KernelClock gemm_under_cap(const GemmShape& g, double wbytes, double flops_per_ns, double f_clk,
+                           const PowerModel& pm, double cap_w, const GpuSpec& gpu,
+                           const AnalyticalParams& p, const AnalyticalTerms& terms,
+                           double launch_scale) {
+  const double flops = 2 * g.m * g.k * g.n * g.count;
+  const double bytes = ((g.m * g.k + g.m * g.n) * 2 + g.k * g.n * wbytes) * g.count;
+  return under_cap(pm, gpu, cap_w, f_clk, flops, flops_per_ns, bytes, [&](double x) {
+    return gemm_ns(g, wbytes, flops_per_ns, x, gpu, p, terms, launch_scale);
+  });
+}
+
 }  // namespace servesim

@@ -4,6 +4,7 @@
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/analytical_terms.hpp"
+#include "costmodels/analytical/power_model.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "sim/gpu_spec.hpp"
 
@@ -78,5 +79,11 @@ double candidate_ns(const GemmShape& g, const GemmCandidate& c, double flops_per
 double gemm_ns(const GemmShape& g, double weight_bytes, double flops_per_ns, double f_clk,
                const GpuSpec& gpu, const AnalyticalParams& p, const AnalyticalTerms& terms,
                double launch_scale);
+// The GEMM under a board cap (under_cap, PHYSICS §6): its tensor activity from its own FLOPs and
+// time, its DRAM activity from its operand and output bytes; priced at f_clk · f(cap) / f(TDP).
+KernelClock gemm_under_cap(const GemmShape& g, double weight_bytes, double flops_per_ns,
+                           double f_clk, const PowerModel& pm, double cap_w, const GpuSpec& gpu,
+                           const AnalyticalParams& p, const AnalyticalTerms& terms,
+                           double launch_scale);
 
 }  // namespace servesim

@@ -47,25 +47,34 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
   bf16_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;  // attention, unquantized LM head and router
   bw_ = gpu_->memory_bw_gb_per_s;
   light_memory_ = light_memory(*gpu_, params_);
-  // f_clk hook (PHYSICS §6): the realized clock fraction at the default cap; a lower cap pulls
-  // the clock down as P ∝ f³ in the DVFS range.
+  // PHYSICS §6: with the hardware file's power model, under a cap below the TDP every GEMM and
+  // attention kernel is priced at the ratio of the clock its own activity settles at under the
+  // cap to its clock at the TDP. Without one, every kernel runs at the file's clock fraction,
+  // pulled down under a lower cap as P ∝ f³ (the placeholder law).
+  power_ = PowerModel::for_gpu(*gpu_);
+  cap_w_ = r.effective_power_cap_w();
   f_clk_ = params_.clock_fraction;
   const double tdp = gpu_->tdp_w;
-  const double cap = r.effective_power_cap_w();
-  if (tdp > 0 && cap > 0 && cap < tdp) f_clk_ *= std::cbrt(cap / tdp);
+  if (!power_ && tdp > 0 && cap_w_ > 0 && cap_w_ < tdp) f_clk_ *= std::cbrt(cap_w_ / tdp);
   weight_bytes_ = r.weight_bytes_per_param();
   kv_bytes_ = r.kv_dtype_bytes;
   full_vocab_ = r.model->vocab_size;
 }
 
+double LayerPricer::gemm_at(const GemmShape& g, double wbytes, double peak, bool graph) const {
+  if (!capped())
+    return gemm_ns(g, wbytes, peak, f_clk_, *gpu_, params_, terms_, launch_scale(graph));
+  return gemm_under_cap(g, wbytes, peak, f_clk_, *power_, cap_w_, *gpu_, params_, terms_,
+                        launch_scale(graph))
+      .time_ns;
+}
+
 double LayerPricer::gemm(const GemmShape& g, bool graph) const {
-  return gemm_ns(g, weight_bytes_, peak_flops_per_ns_, f_clk_, *gpu_, params_, terms_,
-                 launch_scale(graph));
+  return gemm_at(g, weight_bytes_, peak_flops_per_ns_, graph);
 }
 
 double LayerPricer::unquantized_gemm(const GemmShape& g, bool graph) const {
-  return gemm_ns(g, 2, bf16_peak_flops_per_ns_, f_clk_, *gpu_, params_, terms_,
-                 launch_scale(graph));
+  return gemm_at(g, 2, bf16_peak_flops_per_ns_, graph);
 }
 
 double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
@@ -176,19 +185,20 @@ LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
 }
 
 double LayerPricer::attention_ns(const AttentionWork& w, bool graph) const {
-  const double eff =
-      terms_.attention && terms_.efficiency ? params_.prefill_attn_efficiency * f_clk_ : 1.0;
+  const bool eff_on = terms_.attention && terms_.efficiency;
   const double frac = terms_.attention ? params_.decode_attn_bw_fraction : 1.0;
   const double floor = terms_.attention && terms_.launch ? params_.attn_floor_ns : 0.0;
+  const double peak = bf16_peak_flops_per_ns_;
+  // Each part (prefill, decode) at its own clock: compute at eff·x of the peak, or the stream.
+  auto part = [&](double flops, double bytes, double launch) {
+    return clocked_ns(flops, peak, bytes, [&](double x) {
+      const double eff = eff_on ? params_.prefill_attn_efficiency * x : 1.0;
+      return launch + std::max(flops / (peak * eff), bytes / (bw_ * frac));
+    });
+  };
   double t = 0;
-  if (w.prefill_chunks > 0) {
-    t += floor + std::max(w.prefill_flops / (bf16_peak_flops_per_ns_ * eff),
-                          w.prefill_bytes / (bw_ * frac));
-  }
-  if (w.decodes > 0) {
-    t += floor * launch_scale(graph) +
-         std::max(w.decode_flops / (bf16_peak_flops_per_ns_ * eff), w.decode_bytes / (bw_ * frac));
-  }
+  if (w.prefill_chunks > 0) t += part(w.prefill_flops, w.prefill_bytes, floor);
+  if (w.decodes > 0) t += part(w.decode_flops, w.decode_bytes, floor * launch_scale(graph));
   return t;
 }
 

@@ -2,12 +2,14 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/analytical_terms.hpp"
 #include "costmodels/analytical/collective_model.hpp"
+#include "costmodels/analytical/power_model.hpp"
 #include "costmodels/common/attention_work.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "costmodels/profile/vidur_profile.hpp"
@@ -73,6 +75,7 @@ class LayerPricer {
   const AnalyticalParams& params() const { return params_; }
   const AnalyticalTerms& terms() const { return terms_; }
   const LayerShapes& shapes() const { return shapes_; }
+  // The clock fraction (of boost) every kernel runs at when the GPU has no power model.
   double f_clk() const { return f_clk_; }
 
   // One projection GEMM of the mean layer for `tokens` (MoE expert GEMMs for gate/up and down;
@@ -108,6 +111,18 @@ class LayerPricer {
 
  private:
   double launch_scale(bool graph) const { return graph ? params_.graph_launch_scale : 1.0; }
+  // A kernel whose time at clock fraction x (of boost) is time_at(x), doing `flops` tensor FLOPs
+  // against `peak` (FLOP/ns at boost) and moving `bytes`: at f_clk, or when capped (a power model
+  // and a cap below the TDP) at f_clk times the ratio of its own clocks under the cap and at the
+  // TDP (under_cap).
+  bool capped() const { return power_ && cap_w_ < gpu_->tdp_w; }
+  template <class TimeAt>
+  double clocked_ns(double flops, double peak, double bytes, TimeAt&& time_at) const {
+    if (!capped()) return time_at(f_clk_);
+    return under_cap(*power_, *gpu_, cap_w_, f_clk_, flops, peak, bytes, time_at).time_ns;
+  }
+  // gemm_ns, or gemm_under_cap when capped.
+  double gemm_at(const GemmShape& g, double wbytes, double peak, bool graph) const;
   double gemm(const GemmShape& g, bool graph) const;
   // A GEMM whose weights FP8 checkpoints leave in bf16 (LM head, MoE router: the usual
   // quantization recipes skip them), at the bf16 peak.
@@ -135,6 +150,8 @@ class LayerPricer {
   double bw_ = 0;  // bytes per ns
   LightMemory light_memory_;
   double f_clk_ = 1;
+  std::optional<PowerModel> power_;
+  double cap_w_ = 0;
   double weight_bytes_ = 2;
   double kv_bytes_ = 2;
   double full_vocab_ = 0;

@@ -1,0 +1,229 @@
+#include "costmodels/analytical/power_model.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "costmodels/analytical/analytical_params.hpp"
+#include "costmodels/analytical/costmodel_commands.hpp"
+#include "costmodels/analytical/gemm_model.hpp"
+#include "sim/catalog.hpp"
+#include "sim/input_error.hpp"
+
+using namespace servesim;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+const GpuSpec& catalog_gpu(const std::string& name) {
+  static Catalog catalog(Catalog::default_dirs());
+  return catalog.gpu(name, ConfigNode::parse("x", "test"));
+}
+
+// A board of 100 SMs, 1000 MHz boost, 100 TFLOP/s bf16, 1000 GB/s, 300 W.
+GpuSpec toy_gpu(const std::string& power) {
+  return Catalog::load_gpu(ConfigNode::parse(
+      "name: toy\narch: ada\nsms: 100\nboost_clock_mhz: 1000\nbf16_tflops: 100\nmemory_gb: 1\n"
+      "memory_bw_gb_per_s: 1000\nl2_mb: 1\ntdp_w: 300\npcie_gb_per_s: 32\npower: " +
+          power + "\n",
+      "toy.yaml"));
+}
+
+const char* kToyPower =
+    "{source: test, idle_w: 50, max_clock_mhz: 2000, min_clock_mhz: 200, v_min: 0.5, "
+    "pj_per_flop: 1, sm_w_per_ghz: 0.5, pj_per_byte: 100}";
+
+}  // namespace
+
+TEST_CASE("the power model's terms and the clock under a cap follow its equations by hand",
+          "[costmodels][power]") {
+  const GpuSpec gpu = toy_gpu(kToyPower);
+  const PowerModel pm = *PowerModel::for_gpu(gpu);
+  // clock_w = 0.5 W/(SM·GHz) · 100 SMs · 2 GHz; tensor_w = 1 pJ · 100 TFLOP/s · 2000/1000;
+  // memory_w = 100 pJ · 1000 GB/s.
+  CHECK(pm.clock_w == Approx(100));
+  CHECK(pm.tensor_w == Approx(200));
+  CHECK(pm.memory_w == Approx(100));
+  // At f_max, u = 1, m = 0.5: 50 + 1·1·(100 + 200) + 50.
+  CHECK(pm.board_w(2000, 1, 0.5) == Approx(400));
+  // At 1000 MHz (φ = 0.5 = v_min): 50 + 0.5·0.25·300.
+  CHECK(pm.board_w(1000, 1, 0) == Approx(87.5));
+  // On the floor, power falls linearly: 500 MHz (φ 0.25, v 0.5): 50 + 0.25·0.25·300.
+  CHECK(pm.board_w(500, 1, 0) == Approx(68.75));
+  // Cap 200 W, u 1, m 0: 150 W over 300 → φ = cbrt(0.5) = 0.7937 (above the floor).
+  CHECK(pm.clock_under_cap(200, 1, 0) == Approx(2000 * std::cbrt(0.5)));
+  // Cap 80 W: cbrt(30/300) = 0.464 < v_min, so φ = 30 / (300 · 0.25) = 0.4 → 800 MHz.
+  CHECK(pm.clock_under_cap(80, 1, 0) == Approx(800));
+  // A cap the kernel never reaches leaves the top clock; one below idle, the bottom.
+  CHECK(pm.clock_under_cap(500, 1, 0) == 2000);
+  CHECK(pm.clock_under_cap(40, 1, 0) == 200);
+  // Every solved clock draws the cap.
+  CHECK(pm.board_w(pm.clock_under_cap(200, 0.6, 0.2), 0.6, 0.2) == Approx(200));
+}
+
+TEST_CASE("a compute-bound kernel settles where its own power meets the cap",
+          "[costmodels][power]") {
+  const GpuSpec gpu = toy_gpu(kToyPower);
+  const PowerModel pm = *PowerModel::for_gpu(gpu);
+  // 1e9 FLOPs at 80% of a 100 FLOP/ns peak at boost, clock fraction x: u = 0.8 at any clock.
+  const double flops = 1e9;
+  auto time_at = [&](double x) { return flops / (100 * 0.8 * x); };
+  const KernelClock k = settle_clock(pm, gpu, 200, flops, 100, 0, time_at);
+  CHECK(k.u == Approx(0.8));
+  // 50 + φ³ (100 + 0.8·200) = 200 → φ = cbrt(150/260).
+  CHECK(k.f_mhz == Approx(2000 * std::cbrt(150.0 / 260)).margin(0.5));
+  CHECK(k.power_w == Approx(200).margin(0.2));
+  CHECK(k.time_ns == Approx(time_at(k.f_mhz / 1000)));
+  // A memory-bound kernel (1 GB at 1000 GB/s; its time does not move with the clock) draws
+  // 50 + 100 + 0.005·200 + 100 = 251 W at the top clock: under 300 W it keeps it, under 200 W its
+  // clock falls and its time does not.
+  const auto stream = [](double) { return 1e6; };
+  const KernelClock mem = settle_clock(pm, gpu, 300, 1e6, 100, 1e9, stream);
+  CHECK(mem.f_mhz == 2000);
+  CHECK(mem.m == Approx(1));
+  CHECK(mem.power_w == Approx(251));
+  CHECK(settle_clock(pm, gpu, 200, 1e6, 100, 1e9, stream).time_ns == mem.time_ns);
+}
+
+TEST_CASE("a bad power section is an error naming the hardware file and the key",
+          "[costmodels][power]") {
+  // The toy section with one key's value replaced ("" drops the key; a new key is added).
+  const auto with = [](const std::string& key, const std::string& value) {
+    std::string keys[] = {"source: t",          "idle_w: 50",    "max_clock_mhz: 2000",
+                          "min_clock_mhz: 200", "v_min: 0.5",    "pj_per_flop: 1",
+                          "sm_w_per_ghz: 0.5",  "pj_per_byte: 1"};
+    std::string out;
+    bool found = false;
+    for (const std::string& kv : keys) {
+      const bool match = kv.rfind(key + ":", 0) == 0;
+      found = found || match;
+      if (match && value.empty()) continue;
+      out += (out.empty() ? "" : ", ") + (match ? key + ": " + value : kv);
+    }
+    if (!found) out += ", " + key + ": " + value;
+    return PowerModel::for_gpu(toy_gpu("{" + out + "}"));
+  };
+  const std::pair<std::pair<const char*, const char*>, const char*> cases[] = {
+      {{"pj_per_byte", ""}, "pj_per_byte"},
+      {{"x", "1"}, "'x'"},
+      {{"max_clock_mhz", "900"}, "below the boost clock"},
+      {{"min_clock_mhz", "2000"}, "min_clock_mhz"},
+      {{"idle_w", "300"}, "idle_w"},
+      {{"v_min", "1.5"}, "v_min"},
+  };
+  for (const auto& [kv, expected] : cases) {
+    INFO(kv.first << ": " << kv.second);
+    CHECK_THROWS_WITH(with(kv.first, kv.second), Contains("toy.yaml") && Contains(expected));
+  }
+  CHECK_NOTHROW(with("idle_w", "50"));
+  CHECK_FALSE(PowerModel::for_gpu(catalog_gpu("a100-80gb")).has_value());  // no section
+}
+
+TEST_CASE("the RTX 5090 home fit keeps the seed's cap-binding clocks (regression guard)",
+          "[costmodels][power]") {
+  const GpuSpec& gpu = catalog_gpu("rtx-5090");
+  const PowerModel pm = *PowerModel::for_gpu(gpu);
+  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  const double peak = gpu.bf16_tflops * 1e3;
+  auto at = [&](double m, double cap) {
+    return gemm_under_cap({m, 4096, 6144, 1}, 2, peak, p.clock_fraction, pm, cap, gpu, p,
+                          AnalyticalTerms{}, 1.0);
+  };
+  // Seed E1.9, qkv at M = 16384: 2400 MHz at 400 W, 2731 MHz at 575 W (fitted: 2401, 2735).
+  CHECK(at(16384, 400).f_mhz == Approx(2400).epsilon(0.015));
+  CHECK(at(16384, 575).f_mhz == Approx(2731).epsilon(0.015));
+  // The 575 → 400 W penalty at M = 16384: 10.66–12.1% measured (12.1% fitted).
+  const double penalty = 1 - at(16384, 575).time_ns / at(16384, 400).time_ns;
+  CHECK(penalty * 100 == Approx(11.38).margin(1.5));
+  // Clock slope over the caps at M = 16384: 1.8 MHz/W measured (not fitted; 1.90).
+  CHECK((at(16384, 575).f_mhz - at(16384, 400).f_mhz) / 175 == Approx(1.8).epsilon(0.25));
+  // Every solved clock draws its cap, and more tokens never run at a higher clock.
+  CHECK(at(16384, 400).power_w == Approx(400).margin(1));
+  CHECK(at(1024, 400).f_mhz >= at(16384, 400).f_mhz);
+  CHECK(at(64, 400).f_mhz >= at(1024, 400).f_mhz);
+}
+
+TEST_CASE(
+    "a cap below the TDP slows prefill by its GEMMs' clocks, and at the TDP prices are as fitted",
+    "[costmodels][power]") {
+  // The 5090's file without its power section: the placeholder law, the pricing before it.
+  const fs::path dir = fs::temp_directory_path() / "servesim_power_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path bare = dir / "rtx-5090.yaml";
+  {
+    std::ifstream in(std::string(SERVESIM_SOURCE_DIR) + "/configs/hardware/rtx-5090.yaml");
+    std::ofstream out(bare);
+    bool skip = false;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("power:", 0) == 0)
+        skip = true;
+      else if (skip && !line.empty() && line[0] != ' ')
+        skip = false;
+      if (!skip) out << line << "\n";
+    }
+  }
+  auto price = [&](int tokens, int decodes, double cap, const std::string& hardware) {
+    CostmodelArgs a;
+    a.gpu = "rtx-5090";
+    a.model = "meta-llama/Llama-3.1-8B";
+    a.prefill_tokens = tokens;
+    a.decodes = decodes;
+    a.context = decodes > 0 ? 1024 : 0;
+    a.power_cap_w = cap;
+    a.hardware_file = hardware;
+    a.json = true;
+    return nlohmann::json::parse(run_predict(a))["total_ns"].get<double>();
+  };
+  // At the TDP the power model changes nothing.
+  CHECK(price(4096, 0, 0, "") == price(4096, 0, 0, bare.string()));
+  CHECK(price(0, 64, 575, "") == price(0, 64, 575, bare.string()));
+  // At 400 W a 4096-token prefill step pays about its GEMMs' 12% (13% with prefill attention;
+  // light kernels and the host floor are not clock-priced); a decode step of 64 requests, whose
+  // GEMMs stream weights below the cap's power, pays 2%.
+  const double prefill = price(4096, 0, 400, "") / price(4096, 0, 575, "") - 1;
+  CHECK(prefill > 0.10);
+  CHECK(prefill < 0.14);
+  const double decode = price(0, 64, 400, "") / price(0, 64, 575, "") - 1;
+  CHECK(decode >= 0);
+  CHECK(decode < prefill / 4);
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "costmodel power reports clock, power and TFLOP/s per cap and M, and refuses a GPU "
+    "without a power section",
+    "[costmodels][power]") {
+  CostmodelArgs a;
+  a.gpu = "rtx-5090";
+  a.caps = {575, 400};
+  a.token_counts = {64, 16384};
+  a.json = true;
+  const nlohmann::json j = nlohmann::json::parse(run_power(a));
+  CHECK(j["caps_w"] == nlohmann::json({400.0, 575.0}));  // sorted
+  REQUIRE(j["rows"].size() == 2);
+  const nlohmann::json& big = j["rows"][1];
+  CHECK(big["m"] == 16384);
+  CHECK(big["cells"][0]["power_w"].get<double>() == Approx(400).margin(1));
+  CHECK(big["cells"][0]["clock_mhz"].get<double>() < big["cells"][1]["clock_mhz"].get<double>());
+  const double penalty =
+      100 * (1 - big["cells"][0]["tflops"].get<double>() / big["cells"][1]["tflops"].get<double>());
+  CHECK(big["penalty_pct"].get<double>() == Approx(penalty));
+  // Two caps: the slope is the clock difference over the cap difference.
+  CHECK(big["clock_slope_mhz_per_w"].get<double>() ==
+        Approx((big["cells"][1]["clock_mhz"].get<double>() -
+                big["cells"][0]["clock_mhz"].get<double>()) /
+               175));
+  a.json = false;
+  CHECK_THAT(run_power(a), Contains("GPU rtx-5090") && Contains("16384"));
+  a.gpu = "a100-80gb";
+  CHECK_THROWS_WITH(run_power(a), Contains("--gpu a100-80gb") && Contains("power:"));
+  a.gpu = "rtx-5090";
+  a.caps = {300};
+  CHECK_THROWS_WITH(run_power(a), Contains("--caps"));
+}

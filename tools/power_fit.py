@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Fits the RTX 5090's power-model constants (idle_w, pj_per_flop, sm_w_per_ghz in the `power:`
+section of configs/hardware/rtx-5090.yaml) to the seed's cap sweep (PHYSICS.md §6, E1.9), the
+declared home fit of the power model. Everything else in the section is fixed by its source.
+
+    tools/power_fit.py [--costmodel build/tools/costmodel] [--write]
+
+Prints the fitted constants and the fit's figures (each target beside the model); with --write,
+puts the constants into the hardware file. A coordinate search with halving steps minimises the
+squared errors: the two clocks at M = 16384 in units of 1%, the four penalties in points.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HW = os.path.join(ROOT, "configs/hardware/rtx-5090.yaml")
+CLOCKS = {(16384, 400): 2400, (16384, 575): 2731}          # MHz (seed E1.9)
+PENALTIES = {64: 0.08, 1024: 0.99, 4096: 8.21, 16384: 11.38}  # %, midpoints of the seed's ranges
+KEYS = ["pj_per_flop", "sm_w_per_ghz"]
+STEPS = {"idle_w": 8.0, "pj_per_flop": 0.4, "sm_w_per_ghz": 0.2}
+BOUNDS = {"idle_w": (5.0, 120.0), "pj_per_flop": (0.05, 20.0), "sm_w_per_ghz": (0.0, 10.0)}
+
+
+def with_values(text, values):
+    for k, v in values.items():
+        text, n = re.subn(rf"^(  {k}:) .*$", rf"\g<1> {v:.4g}", text, count=1, flags=re.M)
+        if n != 1:
+            sys.exit(f"power_fit.py: {HW}: no `  {k}:` line in the power section")
+    return text
+
+
+def evaluate(costmodel, text, values):
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(with_values(text, values))
+        path = f.name
+    try:
+        out = subprocess.run([costmodel, "power", "--gpu", "rtx-5090", "--hardware", path,
+                              "--caps", "400,450,500,575", "--tokens", "64,1024,4096,8192,16384",
+                              "--json"], capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(path)
+    return json.loads(out)
+
+
+def figures(report):
+    rows = {r["m"]: r for r in report["rows"]}
+    clocks = {(m, cap): next(c["clock_mhz"] for c in rows[m]["cells"] if c["cap_w"] == cap)
+              for (m, cap) in CLOCKS}
+    return clocks, {m: rows[m]["penalty_pct"] for m in PENALTIES}, rows
+
+
+def loss(report):
+    clocks, pens, _ = figures(report)
+    e = sum(((clocks[k] - v) / v * 100) ** 2 for k, v in CLOCKS.items())
+    return e + sum((pens[m] - v) ** 2 for m, v in PENALTIES.items())
+
+
+def main(argv):
+    costmodel = os.path.join(ROOT, "build/tools/costmodel")
+    if "--costmodel" in argv:
+        costmodel = argv[argv.index("--costmodel") + 1]
+    text = open(HW).read()
+    values = {}
+    for k in KEYS:
+        m = re.search(rf"^  {k}: (\S+)", text, flags=re.M)
+        values[k] = float(m.group(1))
+    best = loss(evaluate(costmodel, text, values))
+    for rnd in range(8):
+        scale = 0.5 ** rnd
+        for k in KEYS:
+            for sign in (-1, 1):
+                while True:
+                    trial = dict(values)
+                    lo, hi = BOUNDS[k]
+                    trial[k] = min(hi, max(lo, values[k] + sign * STEPS[k] * scale))
+                    if trial[k] == values[k]:
+                        break
+                    v = loss(evaluate(costmodel, text, trial))
+                    if not v < best - 1e-9:
+                        break
+                    best, values = v, trial
+    report = evaluate(costmodel, text, values)
+    clocks, pens, rows = figures(report)
+    print("fitted: " + "  ".join(f"{k} {values[k]:.4g}" for k in KEYS) + f"  (loss {best:.3f})")
+    for k, v in CLOCKS.items():
+        print(f"clock M={k[0]} {k[1]} W: {clocks[k]:.0f} MHz (seed {v})")
+    for m, v in PENALTIES.items():
+        print(f"penalty 575->400 W at M={m}: {pens[m]:.2f}% (seed {v})")
+    for m, v in {4096: 1.4, 8192: 1.7, 16384: 1.8}.items():
+        print(f"clock slope at M={m}: {rows[m]['clock_slope_mhz_per_w']:.2f} MHz/W (seed {v}, "
+              "not fitted)")
+    if "--write" in argv:
+        with open(HW, "w") as f:
+            f.write(with_values(text, values))
+        print(f"wrote {HW}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
