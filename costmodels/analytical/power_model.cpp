@@ -14,7 +14,7 @@ std::optional<PowerModel> PowerModel::for_gpu(const GpuSpec& gpu) {
   if (!s) return std::nullopt;
   s->require_map("the power model's constants");
   s->check_keys({"source", "idle_w", "max_clock_mhz", "min_clock_mhz", "v_min", "pj_per_flop",
-                 "sm_w_per_ghz", "pj_per_byte", "fitted"});
+                 "sm_w_per_ghz", "pj_per_byte"});
   for (const char* key : {"source", "v_min", "sm_w_per_ghz", "pj_per_byte"}) (void)s->at(key);
   PowerModel p;
   p.idle_w = s->get_positive("idle_w");
@@ -31,10 +31,9 @@ std::optional<PowerModel> PowerModel::for_gpu(const GpuSpec& gpu) {
   }
   if (p.max_clock_mhz < gpu.boost_clock_mhz) {
     s->at("max_clock_mhz")
-        .fail(fmt::format("max_clock_mhz {} is below the boost clock {} (the top of the V/F curve "
-                          "is at least the "
-                          "boost clock)",
-                          p.max_clock_mhz, gpu.boost_clock_mhz));
+        .fail(fmt::format(
+            "max_clock_mhz {} is below the boost clock {} (the V/F curve tops out at or above it)",
+            p.max_clock_mhz, gpu.boost_clock_mhz));
   }
   if (p.idle_w >= gpu.tdp_w) {
     s->at("idle_w").fail(fmt::format("idle_w {} must be below tdp_w {}", p.idle_w, gpu.tdp_w));

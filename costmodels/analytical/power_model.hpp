@@ -52,10 +52,7 @@ struct PowerModel {
   double clock_under_cap(double cap_w, double u, double m) const;
 };
 
-// A kernel priced at its own clock: `time_ns(f_clk)` is its time at clock fraction f_clk (of the
-// boost clock), `flops` its tensor FLOPs, `peak_flops_per_ns` the tensor peak at the boost clock
-// and `bytes` its DRAM traffic. Iterates clock → time → activity → clock to the fixed point
-// (≤ 8 rounds; the activity of a compute-bound kernel does not depend on its clock).
+// Where one kernel settles under a cap: its clock, its time there, its activities and power.
 struct KernelClock {
   double f_mhz = 0;
   double time_ns = 0;
@@ -63,6 +60,11 @@ struct KernelClock {
   double m = 0;  // DRAM activity
   double power_w = 0;
 };
+// A kernel at its own clock under `cap_w`: `time_ns(x)` is its time at clock fraction x (of the
+// boost clock), `flops` its tensor FLOPs, `peak_flops_per_ns` the tensor peak at the boost clock
+// and `bytes` its DRAM traffic. Iterates clock → time → activity → clock to the fixed point
+// (≤ 8 rounds, damped after three against oscillation; a compute-bound kernel's activity does
+// not depend on its clock, so it settles in one).
 template <class TimeAt>
 KernelClock settle_clock(const PowerModel& pm, const GpuSpec& gpu, double cap_w, double flops,
                          double peak_flops_per_ns, double bytes, TimeAt&& time_ns) {
@@ -75,8 +77,8 @@ KernelClock settle_clock(const PowerModel& pm, const GpuSpec& gpu, double cap_w,
     k.u = k.time_ns > 0 ? flops / (k.time_ns * peak_flops_per_ns * x) : 0;
     k.m = k.time_ns > 0 ? bytes / (k.time_ns * gpu.memory_bw_gb_per_s) : 0;
     const double next = pm.clock_under_cap(cap_w, k.u, k.m);
-    if (std::abs(next - f) < 0.5) break;      // within half a MHz (clock bins are 15 MHz)
-    f = round < 3 ? next : 0.5 * (f + next);  // damped late: never oscillates
+    if (std::abs(next - f) < 0.5) break;  // within half a MHz (clock bins are 15 MHz)
+    f = round < 3 ? next : 0.5 * (f + next);
   }
   k.power_w = pm.board_w(k.f_mhz, k.u, k.m);
   return k;
