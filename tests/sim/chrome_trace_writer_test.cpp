@@ -11,17 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/input_error.hpp"
+#include "tests/sim/test_output.hpp"
 
 namespace servesim {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path output_dir() {
-  const fs::path dir = fs::path(SERVESIM_BINARY_DIR) / "test_output" / "chrome_trace_writer";
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -36,7 +31,7 @@ StepRecord step(std::int64_t start_ns, std::int64_t duration_ns, std::int32_t re
 }
 
 TEST_CASE("a trace lists replica names and one complete event per step", "[chrome_trace_writer]") {
-  const fs::path path = output_dir() / "trace.json";
+  const fs::path path = test::test_output_dir("chrome_trace_writer") / "trace.json";
   {
     ChromeTraceWriter writer(path.string(), 100);
     writer.add_replica(0, "h200");
@@ -101,7 +96,7 @@ TEST_CASE("a trace lists replica names and one complete event per step", "[chrom
 }
 
 TEST_CASE("steps past max_events are counted but not written", "[chrome_trace_writer]") {
-  const fs::path path = output_dir() / "capped.json";
+  const fs::path path = test::test_output_dir("chrome_trace_writer") / "capped.json";
   ChromeTraceWriter writer(path.string(), 1000);
   writer.add_replica(0, "h100");
   for (std::int64_t i = 0; i < 2500; ++i) writer.add_step(step(i * 10'000, 9'000, 0, 0, 4));
@@ -128,7 +123,7 @@ TEST_CASE("steps past max_events are counted but not written", "[chrome_trace_wr
 }
 
 TEST_CASE("an empty trace is still valid JSON", "[chrome_trace_writer]") {
-  const fs::path path = output_dir() / "empty.json";
+  const fs::path path = test::test_output_dir("chrome_trace_writer") / "empty.json";
   { ChromeTraceWriter writer(path.string()); }  // the destructor closes
   const nlohmann::json trace = nlohmann::json::parse(read_text(path));
   CHECK(trace.at("traceEvents").empty());
@@ -147,8 +142,8 @@ TEST_CASE("identical steps give byte-identical traces", "[chrome_trace_writer]")
                            static_cast<std::int32_t>(i % 64)));
     }
   };
-  const fs::path a = output_dir() / "same_a.json";
-  const fs::path b = output_dir() / "same_b.json";
+  const fs::path a = test::test_output_dir("chrome_trace_writer") / "same_a.json";
+  const fs::path b = test::test_output_dir("chrome_trace_writer") / "same_b.json";
   write(a);
   write(b);
   const std::string text = read_text(a);
@@ -174,7 +169,7 @@ RequestRecord request(std::int64_t id, std::int32_t replica, bool rejected) {
 
 TEST_CASE("requests are tracks of their own with arrows to the steps that served them",
           "[chrome_trace_writer]") {
-  const fs::path path = output_dir() / "requests.json";
+  const fs::path path = test::test_output_dir("chrome_trace_writer") / "requests.json";
   {
     ChromeTraceWriter writer(path.string(), 100, 2);
     writer.add_replica(0, "h200");
@@ -224,7 +219,7 @@ TEST_CASE("requests are tracks of their own with arrows to the steps that served
 }
 
 TEST_CASE("a trace at its size limits is still valid JSON", "[chrome_trace_writer]") {
-  const fs::path path = output_dir() / "limits.json";
+  const fs::path path = test::test_output_dir("chrome_trace_writer") / "limits.json";
   {
     ChromeTraceWriter writer(path.string(), 50, 20);
     writer.add_replica(0, "h100");
@@ -240,14 +235,15 @@ TEST_CASE("a trace at its size limits is still valid JSON", "[chrome_trace_write
 
 TEST_CASE("adding to a closed trace or opening a bad path throws InputError",
           "[chrome_trace_writer]") {
-  const std::string bad = (output_dir() / "no_such_dir" / "trace.json").string();
+  const std::string bad =
+      (test::test_output_dir("chrome_trace_writer") / "no_such_dir" / "trace.json").string();
   try {
     ChromeTraceWriter writer(bad);
     FAIL("no exception");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find(bad) == 0);
   }
-  ChromeTraceWriter writer((output_dir() / "closed.json").string());
+  ChromeTraceWriter writer((test::test_output_dir("chrome_trace_writer") / "closed.json").string());
   writer.close();
   CHECK_THROWS_AS(writer.add_step(step(0, 1, 0, 1, 0)), InputError);
   CHECK_THROWS_AS(writer.add_replica(0, "x"), InputError);

@@ -17,17 +17,12 @@
 #include <catch2/catch.hpp>
 
 #include "sim/input_error.hpp"
+#include "tests/sim/test_output.hpp"
 
 namespace servesim {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path output_dir() {
-  const fs::path dir = fs::path(SERVESIM_BINARY_DIR) / "test_output" / "hdf5_record_writer";
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -128,7 +123,7 @@ TEST_CASE("the field tables cover every member of the records once", "[hdf5_reco
 
 TEST_CASE("200k step records read back from HDF5 with the same values and count",
           "[hdf5_record_writer]") {
-  const fs::path path = output_dir() / "steps.h5";
+  const fs::path path = test::test_output_dir("hdf5_record_writer") / "steps.h5";
   constexpr std::int64_t kRows = 200'000;  // three full buffers of 65536 and a partial one
   Hdf5WriterOptions options;
   options.servesim_version = "9.8.7-test";
@@ -157,7 +152,7 @@ TEST_CASE("200k step records read back from HDF5 with the same values and count"
 }
 
 TEST_CASE("request records round-trip through HDF5, including -1 times", "[hdf5_record_writer]") {
-  const fs::path path = output_dir() / "requests.h5";
+  const fs::path path = test::test_output_dir("hdf5_record_writer") / "requests.h5";
   RequestRecord served{7,   1'000, 2'000, 3'000, 9'000, 2'000, 95.238, 8'000, 1'000, 700,
                        512, 64,    128,   2,     3,     0,     8'001,  900,   1,     0};
   RequestRecord rejected{8,       1'500, -1, -1, -1, -1, -1.0,  -1, -1, -1,
@@ -206,14 +201,14 @@ TEST_CASE("request records round-trip through HDF5, including -1 times", "[hdf5_
 }
 
 TEST_CASE("an HDF5 file without rows holds an empty dataset", "[hdf5_record_writer]") {
-  const fs::path path = output_dir() / "empty.h5";
+  const fs::path path = test::test_output_dir("hdf5_record_writer") / "empty.h5";
   write_steps(path, 0, 0);
   CHECK(read_steps(path).empty());
 }
 
 TEST_CASE("writing the same rows twice gives byte-identical HDF5 files", "[hdf5_record_writer]") {
-  const fs::path a = output_dir() / "same_a.h5";
-  const fs::path b = output_dir() / "same_b.h5";
+  const fs::path a = test::test_output_dir("hdf5_record_writer") / "same_a.h5";
+  const fs::path b = test::test_output_dir("hdf5_record_writer") / "same_b.h5";
   Hdf5WriterOptions options;
   options.buffer_rows = 4096;
   // Different garbage in the struct padding must not reach the file.
@@ -250,8 +245,8 @@ TEST_CASE("h5dump can read the header of a written file", "[hdf5_record_writer]"
     WARN("h5dump not installed (Debian package hdf5-tools): skipping");
     return;
   }
-  const fs::path path = output_dir() / "dump.h5";
-  const fs::path listing = output_dir() / "dump.txt";
+  const fs::path path = test::test_output_dir("hdf5_record_writer") / "dump.h5";
+  const fs::path listing = test::test_output_dir("hdf5_record_writer") / "dump.txt";
   write_steps(path, 1000, 0);
   const std::string command = "h5dump -H '" + path.string() + "' > '" + listing.string() + "'";
   REQUIRE(std::system(command.c_str()) == 0);
@@ -263,7 +258,7 @@ TEST_CASE("h5dump can read the header of a written file", "[hdf5_record_writer]"
 }
 
 TEST_CASE("the CSV writer writes a header and one line per row", "[hdf5_record_writer]") {
-  const fs::path path = output_dir() / "steps.csv";
+  const fs::path path = test::test_output_dir("hdf5_record_writer") / "steps.csv";
   CsvRecordWriter<StepRecord> writer(path.string(), step_record_fields());
   writer.append(StepRecord{0, 25'000'000, 12, 0, 512, 1, 37, 0, 38, 5});
   writer.append(StepRecord{25'000'000, 8'000'000, 14, 1, 0, 0, 38, -1, 38, 0});
@@ -290,8 +285,8 @@ TEST_CASE("a custom field table with doubles writes to CSV and HDF5", "[hdf5_rec
       {"b", offsetof(Mixed, b), FieldType::kDouble, "s", "a double"},
       {"c", offsetof(Mixed, c), FieldType::kInt64, "ns", "a long"},
   };
-  const fs::path csv = output_dir() / "mixed.csv";
-  const fs::path h5 = output_dir() / "mixed.h5";
+  const fs::path csv = test::test_output_dir("hdf5_record_writer") / "mixed.csv";
+  const fs::path h5 = test::test_output_dir("hdf5_record_writer") / "mixed.h5";
   {
     CsvRecordWriter<Mixed> writer(csv.string(), kFields);
     writer.append(Mixed{1, 0.1, -3});
@@ -314,8 +309,10 @@ TEST_CASE("a custom field table with doubles writes to CSV and HDF5", "[hdf5_rec
 
 TEST_CASE("a file that cannot be created throws InputError naming the path",
           "[hdf5_record_writer]") {
-  const std::string h5 = (output_dir() / "no_such_dir" / "steps.h5").string();
-  const std::string csv = (output_dir() / "no_such_dir" / "steps.csv").string();
+  const std::string h5 =
+      (test::test_output_dir("hdf5_record_writer") / "no_such_dir" / "steps.h5").string();
+  const std::string csv =
+      (test::test_output_dir("hdf5_record_writer") / "no_such_dir" / "steps.csv").string();
   try {
     Hdf5RecordWriter<StepRecord> writer(h5, "steps", step_record_fields());
     FAIL("no exception");
@@ -341,13 +338,15 @@ TEST_CASE("HDF5 writers on several threads at once each write a complete file",
     threads.emplace_back([w] {
       Hdf5WriterOptions options;
       options.buffer_rows = 4096;
-      write_steps(output_dir() / ("concurrent_" + std::to_string(w) + ".h5"), kRows,
-                  static_cast<unsigned char>(w), options);
+      write_steps(
+          test::test_output_dir("hdf5_record_writer") / ("concurrent_" + std::to_string(w) + ".h5"),
+          kRows, static_cast<unsigned char>(w), options);
     });
   }
   for (auto& t : threads) t.join();
   for (int w = 0; w < kWriters; ++w) {
-    const auto rows = read_steps(output_dir() / ("concurrent_" + std::to_string(w) + ".h5"));
+    const auto rows = read_steps(test::test_output_dir("hdf5_record_writer") /
+                                 ("concurrent_" + std::to_string(w) + ".h5"));
     REQUIRE(rows.size() == static_cast<std::size_t>(kRows));
     CHECK(same_fields(rows.back(), step_row(kRows - 1)));
   }

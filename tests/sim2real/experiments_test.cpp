@@ -7,21 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/sim2real/shared_data.hpp"
 #include "tools/sim2real/score.hpp"
 
 using namespace servesim::sim2real;
 
-namespace {
-
-// The shared experiments.csv, or "" (with a WARN: the test then skips) when ../shared is absent.
-std::string experiments_csv() {
-  const std::string p = std::string(SERVESIM_SHARED_DIR) + "/data/sim2real/experiments.csv";
-  if (std::filesystem::exists(p)) return p;
-  WARN("skipped: ../shared/data/sim2real is absent");
-  return {};
-}
-
-}  // namespace
+using servesim::test::experiments_csv;
 
 TEST_CASE("a CSV record splits on commas outside quotes and undoubles quotes",
           "[sim2real][experiments]") {

@@ -14,6 +14,7 @@
 #include "sim/engine.hpp"
 #include "sim/input_error.hpp"
 #include "sim/run_config.hpp"
+#include "tests/sim2real/shared_data.hpp"
 #include "tools/sim2real/fit.hpp"
 #include "tools/sim2real/report.hpp"
 #include "tools/tool_common.hpp"
@@ -24,22 +25,14 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string experiments_csv() {
-  const std::string p = std::string(SERVESIM_SHARED_DIR) + "/data/sim2real/experiments.csv";
-  return std::filesystem::exists(p) ? p : std::string();
-}
-
 // The shared experiments and their CSV path; none (with a WARN) when ../shared is absent.
 struct SharedRuns {
   std::string csv;
   std::vector<Experiment> runs;
 };
 std::optional<SharedRuns> shared_runs() {
-  const std::string csv = experiments_csv();
-  if (csv.empty()) {
-    WARN("skipped: ../shared/data/sim2real is absent");
-    return std::nullopt;
-  }
+  const std::string csv = test::experiments_csv();
+  if (csv.empty()) return std::nullopt;
   return SharedRuns{csv, read_experiments(csv)};
 }
 

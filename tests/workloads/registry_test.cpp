@@ -11,17 +11,9 @@ using Catch::Matchers::Contains;
 using servesim::test::drain;
 using servesim::test::error_of;
 using servesim::test::fixture;
+using servesim::test::kFixed;
 using servesim::test::make;
-
-namespace {
-
-std::string trace_yaml(const std::string& format, const std::string& file) {
-  return fmt::format("workload:\n  trace: {{format: {}, file: '{}'}}\n", format, file);
-}
-
-const std::string kFixed = "{kind: fixed, prompt_tokens: 100, output_tokens: 10}";
-
-}  // namespace
+using servesim::test::trace_yaml;
 
 TEST_CASE("every arrival kind and length kind in the registry builds a working workload",
           "[workloads][registry]") {

@@ -17,6 +17,7 @@
 using namespace servesim;
 using servesim::test::drain;
 using servesim::test::fixture;
+using servesim::test::kFixed;
 using servesim::test::make;
 
 namespace {
@@ -25,8 +26,6 @@ std::string synthetic_yaml(const std::string& arrival, const std::string& length
                            const std::string& extra) {
   return fmt::format("workload:\n  arrival: {}\n  lengths: {}\n{}", arrival, lengths, extra);
 }
-
-const std::string kFixed = "{kind: fixed, prompt_tokens: 100, output_tokens: 10}";
 
 // Mean and coefficient of variation of the gaps between `n` arrivals.
 std::pair<double, double> gap_stats(ArrivalProcess& p, int n) {

@@ -31,6 +31,18 @@ inline ConfigNode workload_node(const std::string& yaml) {
   return ConfigNode::parse(yaml, "test.yaml").at("workload");
 }
 
+// A `workload: {trace: …}` document for a trace file of `format`, with `extra` keys inside the
+// trace map and `workload_extra` lines after it.
+inline std::string trace_yaml(const std::string& format, const std::string& file,
+                              const std::string& extra = "",
+                              const std::string& workload_extra = "") {
+  return "workload:\n  trace: {format: " + format + ", file: '" + file + "'" + extra + "}\n" +
+         workload_extra;
+}
+
+// Lengths every synthetic test can share: 100 prompt and 10 output tokens.
+inline const std::string kFixed = "{kind: fixed, prompt_tokens: 100, output_tokens: 10}";
+
 inline std::unique_ptr<Workload> make(const std::string& yaml, std::uint64_t seed = 1) {
   return make_workload(workload_node(yaml), seed);
 }

@@ -12,14 +12,9 @@ using servesim::test::drain;
 using servesim::test::fixture;
 using servesim::test::make;
 using servesim::test::shared_file;
+using servesim::test::trace_yaml;
 
 namespace {
-
-std::string trace_yaml(const std::string& format, const std::string& file,
-                       const std::string& extra = "", const std::string& workload_extra = "") {
-  return fmt::format("workload:\n  trace: {{format: {}, file: '{}'{}}}\n{}", format, file, extra,
-                     workload_extra);
-}
 
 void check_request(const RequestSpec& r, SimTime arrival, std::int32_t prompt,
                    std::int32_t output) {

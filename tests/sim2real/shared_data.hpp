@@ -1,0 +1,18 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+namespace servesim::test {
+
+// The shared experiments.csv, or "" (with a WARN: the test then skips) when ../shared is absent.
+inline std::string experiments_csv() {
+  const std::string p = std::string(SERVESIM_SHARED_DIR) + "/data/sim2real/experiments.csv";
+  if (std::filesystem::exists(p)) return p;
+  WARN("skipped: ../shared/data/sim2real is absent");
+  return {};
+}
+
+}  // namespace servesim::test
