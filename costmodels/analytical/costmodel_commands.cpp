@@ -815,7 +815,7 @@ std::string run_power(const CostmodelArgs& a) {
       Cell& cell = cells[i][j];
       cell.k = gemm_under_cap(g, 2, peak, c.params.clock_fraction, *pm, caps[j], c.gpu, c.params,
                               terms, 1.0);
-      cell.tflops = 2 * g.m * g.k * g.n / cell.k.time_ns / 1e3;
+      cell.tflops = g.flops() / cell.k.time_ns / 1e3;
     }
   }
   // Least-squares slope of the clock over the caps, MHz per W.

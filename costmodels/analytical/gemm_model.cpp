@@ -84,7 +84,7 @@ std::vector<GemmCandidate> gemm_candidates(const GemmShape& g, double wbytes, co
                                            const AnalyticalParams& p, bool use_wave,
                                            bool use_split_k) {
   std::vector<GemmCandidate> out;
-  const double base = ((g.m * g.k + g.m * g.n) * 2 + g.k * g.n * wbytes) * g.count;
+  const double base = g.bytes(wbytes);
   if (!use_wave) {
     out.push_back({GemmLaunch{}, 1, base});
     return out;
@@ -124,7 +124,7 @@ std::vector<GemmCandidate> gemm_candidates(const GemmShape& g, double wbytes, co
 
 double candidate_ns(const GemmShape& g, const GemmCandidate& c, double flops_per_ns_eff,
                     const GpuSpec& gpu, const AnalyticalParams& p, const AnalyticalTerms& terms) {
-  const double flops = 2 * g.m * g.k * g.n * g.count;
+  const double flops = g.flops();
   double t_c = flops / (flops_per_ns_eff * c.launch.eta_wave);
   if (terms.wave) t_c += c.waves * p.wave_ns;
   const double bw = gpu.memory_bw_gb_per_s;  // bytes per ns
@@ -155,9 +155,7 @@ KernelClock gemm_under_cap(const GemmShape& g, double wbytes, double flops_per_n
                            const PowerModel& pm, double cap_w, const GpuSpec& gpu,
                            const AnalyticalParams& p, const AnalyticalTerms& terms,
                            double launch_scale) {
-  const double flops = 2 * g.m * g.k * g.n * g.count;
-  const double bytes = ((g.m * g.k + g.m * g.n) * 2 + g.k * g.n * wbytes) * g.count;
-  return under_cap(pm, gpu, cap_w, f_clk, flops, flops_per_ns, bytes, [&](double x) {
+  return under_cap(pm, gpu, cap_w, f_clk, g.flops(), flops_per_ns, g.bytes(wbytes), [&](double x) {
     return gemm_ns(g, wbytes, flops_per_ns, x, gpu, p, terms, launch_scale);
   });
 }

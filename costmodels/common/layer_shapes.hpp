@@ -18,6 +18,11 @@ struct GemmShape {
   double k = 0;
   double n = 0;
   double count = 1;
+  double flops() const { return 2 * m * k * n * count; }
+  // DRAM bytes of one pass: bf16 activations in and out, weights of `weight_bytes` per element.
+  double bytes(double weight_bytes) const {
+    return ((m * k + m * n) * 2 + k * n * weight_bytes) * count;
+  }
 };
 
 // Per-GPU shapes of one layer under tensor parallelism `tp`, following Megatron sharding:

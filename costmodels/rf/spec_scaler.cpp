@@ -65,7 +65,7 @@ double SpecScaler::roofline_ratio(VidurOp op, double tokens) const {
   // Roofline times of one GEMM on either GPU; for an interleaved MoE model the layer-weighted
   // mix of the expert and the dense MLP GEMM.
   auto times = [&](const GemmShape& g) {
-    const double flops = 2 * g.m * g.k * g.n * g.count;
+    const double flops = g.flops();
     const double bytes = 2 * (g.m * g.k + g.k * g.n + g.m * g.n) * g.count;  // BF16 A, B, C
     return std::pair{std::max(flops / peak_home_, bytes / bw_home_),
                      std::max(flops / peak_target_, bytes / bw_target_)};

@@ -20,9 +20,7 @@ double roof(double flops, double bytes, const Peaks& pk) {
 }
 
 double gemm_ns(const GemmShape& g, double weight_bytes, const Peaks& pk) {
-  const double flops = 2 * g.m * g.k * g.n * g.count;
-  const double bytes = ((g.m * g.k + g.m * g.n) * 2 + g.k * g.n * weight_bytes) * g.count;
-  return roof(flops, bytes, pk);
+  return roof(g.flops(), g.bytes(weight_bytes), pk);
 }
 
 }  // namespace
