@@ -28,7 +28,9 @@ std::string_view cost_component_name(CostComponent c);
 struct StepCost {
   SimTime total_ns = 0;
   std::array<double, kNumCostComponents> breakdown_ns{};  // per component, may overlap
-  double energy_j = 0;                                    // 0 when the model has no power model
+  // Board energy of every GPU of the replica over the step, idle power included; 0 when the
+  // model has no power model for the GPU.
+  double energy_j = 0;
 
   double& operator[](CostComponent c) { return breakdown_ns[static_cast<std::size_t>(c)]; }
   double operator[](CostComponent c) const { return breakdown_ns[static_cast<std::size_t>(c)]; }
@@ -55,6 +57,9 @@ class CostModel {
   // Whether a replica's power cap (ReplicaSpec::power_cap_w) changes its step times; a run that
   // sets a cap under a model that ignores it is refused rather than priced at full power.
   virtual bool prices_power_cap() const { return false; }
+  // Board power of all the replica's GPUs while it has no step in flight (W); 0 when the model
+  // prices no energy for it.
+  virtual double idle_power_w(const ReplicaSpec& /*replica*/) const { return 0; }
   // Why a replica capped at `watts` cannot be priced by this model ("" when it can: no cap, or
   // a model that prices caps).
   std::string power_cap_problem(double watts) const;
@@ -70,6 +75,7 @@ class ScaledCostModel final : public CostModel {
   StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
   SimTime request_overhead_ns() const override { return inner_.request_overhead_ns(); }
   bool prices_power_cap() const override { return inner_.prices_power_cap(); }
+  double idle_power_w(const ReplicaSpec& r) const override { return inner_.idle_power_w(r); }
 
  private:
   const CostModel& inner_;

@@ -1,5 +1,6 @@
 #include "sim/engine.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -15,6 +16,10 @@ Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel
       observers_(std::move(observers)) {
   if (fleet_.empty()) throw std::invalid_argument("Engine needs at least one replica");
   router_.attach(fleet_, cost_model_);
+  for (auto& r : fleet_) {
+    r->idle_w = cost_model_.idle_power_w(r->spec);
+    fleet_power_w_ += r->idle_w;
+  }
   if (FleetQueue* q = router_.queue()) {
     for (auto& r : fleet_) r->scheduler->attach_queue(q, r->id);
   }
@@ -52,6 +57,7 @@ EngineTotals Engine::run() {
     if (progress_ && (++events & 0xFFFF) == 0) progress_(totals_, e.time);
     if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
       totals_.complete = false;
+      totals_.peak_power_w = std::max(totals_.peak_power_w, fleet_power_w_);
       if (progress_) progress_(totals_, totals_.end_time);
       return totals_;
     }
@@ -69,6 +75,7 @@ EngineTotals Engine::run() {
     }
   }
   if (progress_) progress_(totals_, totals_.end_time);
+  totals_.peak_power_w = std::max(totals_.peak_power_w, fleet_power_w_);
   return totals_;
 }
 
@@ -126,10 +133,20 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
   fleet_[static_cast<std::size_t>(id)]->scheduler->enqueue(r, now);
 }
 
+void Engine::set_step_power(Replica& replica, double watts, SimTime now) {
+  if (now != power_changed_at_) {  // the power of the instant before holds until now
+    totals_.peak_power_w = std::max(totals_.peak_power_w, fleet_power_w_);
+    power_changed_at_ = now;
+  }
+  fleet_power_w_ += watts - replica.step_power_w;
+  replica.step_power_w = watts;
+}
+
 void Engine::try_start(Replica& replica, SimTime now) {
   replica.batch.clear();
   replica.scheduler->next_batch(now, replica.kv, replica.batch);
   if (replica.batch.empty()) {
+    if (replica.busy) set_step_power(replica, 0, now);
     replica.busy = false;
     totals_.preemptions += replica.batch.preempted;
     return;
@@ -146,6 +163,11 @@ void Engine::try_start(Replica& replica, SimTime now) {
   replica.step_end = now + duration;
   replica.busy_ns += duration;
   replica.energy_j += cost.energy_j;
+  if (cost.energy_j > 0) {
+    const double watts = cost.energy_j / sim_to_s(duration);
+    replica.peak_power_w = std::max(replica.peak_power_w, watts);
+    set_step_power(replica, watts - replica.idle_w, now);
+  }
   ++replica.steps;
   ++totals_.steps;
   totals_.preemptions += replica.batch.preempted;
@@ -159,7 +181,8 @@ void Engine::try_start(Replica& replica, SimTime now) {
                           replica.batch.preempted,
                           static_cast<std::int32_t>(replica.scheduler->num_running()),
                           static_cast<std::int32_t>(replica.scheduler->num_outstanding() -
-                                                    replica.scheduler->num_running())};
+                                                    replica.scheduler->num_running()),
+                          cost.energy_j};
   for (auto* o : observers_) o->on_step(record, shape_, cost);
   queue_.push(now + duration, kStepEnd, replica.id);
 }

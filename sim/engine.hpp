@@ -24,6 +24,9 @@ struct EngineTotals {
   std::int64_t preemptions = 0;
   SimTime first_arrival = 0;
   SimTime end_time = 0;  // time of the last event
+  // The fleet's highest board power over the run (W): every replica's idle power plus the
+  // steps in flight at one instant; 0 when the cost model prices no energy.
+  double peak_power_w = 0;
   bool complete =
       true;  // false: stopped early (set_stop); arrived − finished − rejected unfinished
 };
@@ -62,6 +65,8 @@ class Engine {
   void on_arrivals(SimTime now);
   void admit(const RequestSpec& spec, SimTime now);
   void try_start(Replica& replica, SimTime now);
+  // The step starting on `replica` now draws `watts` above its idle power (0: it goes idle).
+  void set_step_power(Replica& replica, double watts, SimTime now);
   void on_step_end(Replica& replica, SimTime now);
   Request* allocate();
   void release(Request* r);
@@ -87,6 +92,11 @@ class Engine {
   EngineTotals totals_;
   RequestId next_id_ = 0;
   SimTime last_arrival_ = 0;
+  // Board power of the fleet now (idle power + steps in flight above it) and the instant it was
+  // last changed at; the peak is taken when time moves on, so steps that end and start at one
+  // instant never count twice.
+  double fleet_power_w_ = 0;
+  SimTime power_changed_at_ = -1;
 };
 
 }  // namespace servesim

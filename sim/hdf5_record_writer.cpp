@@ -83,6 +83,7 @@ constexpr RecordField kStepFields[] = {
     SERVESIM_FIELD(StepRecord, preempted, "", "preemptions while forming this batch"),
     SERVESIM_FIELD(StepRecord, running, "", "requests holding KV on the replica after forming"),
     SERVESIM_FIELD(StepRecord, waiting, "", "requests queued on the replica, not admitted"),
+    SERVESIM_FIELD(StepRecord, energy_j, "J", "board energy of the replica's GPUs (0: unpriced)"),
 };
 
 #undef SERVESIM_FIELD

@@ -1,5 +1,6 @@
 #include "sim/metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace servesim {
@@ -13,9 +14,8 @@ std::int32_t MetricsCollector::class_of(const Request& r) const {
 }
 
 void MetricsCollector::on_step(const StepRecord& step, const BatchShape& /*shape*/,
-                               const StepCost& cost) {
+                               const StepCost& /*cost*/) {
   prefill_tokens_computed_ += step.prefill_tokens;
-  energy_j_ += cost.energy_j;
 }
 
 void MetricsCollector::on_token(const Request& r, SimTime /*now*/, SimTime gap_ns) {
@@ -91,9 +91,15 @@ nlohmann::json sketch_json(const QuantileSketch& s) {
                         {"max", s.max()}};
 }
 
-// Energy is null until a cost model prices it (none does yet: the power model comes later).
-nlohmann::json energy_json(double joules) {
-  return joules > 0 ? nlohmann::json(joules) : nlohmann::json(nullptr);
+// Energy and power are null where the cost model prices none (no power model for the GPU).
+nlohmann::json energy_json(double value) {
+  return value > 0 ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+// A replica's board energy over the run: its steps, and its idle power while it had none in
+// flight (from the first arrival to the end, the span makespan_s measures).
+double replica_energy_j(const Replica& r, SimTime span) {
+  return r.energy_j + r.idle_w * sim_to_s(std::max<SimTime>(0, span - r.busy_ns));
 }
 
 nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet& fleet) const {
@@ -168,7 +174,10 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
     j["slo"] = nullptr;
   }
   json replicas = json::array();
+  double energy_j = 0;
   for (const auto& r : fleet) {
+    const double e = replica_energy_j(*r, span);
+    energy_j += e;
     replicas.push_back(
         {{"id", r->id},
          {"gpu", r->spec.gpu->name},
@@ -188,7 +197,11 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
          {"steps", r->steps},
          {"busy_fraction",
           span > 0 ? static_cast<double>(r->busy_ns) / static_cast<double>(span) : 0.0},
-         {"energy_j", energy_json(r->energy_j)}});
+         {"energy_j", energy_json(e)},
+         {"power_w",
+          {{"mean", energy_json(makespan_s > 0 ? e / makespan_s : 0.0)},
+           {"peak", energy_json(std::max(r->peak_power_w, r->idle_w))},
+           {"idle", energy_json(r->idle_w)}}}});
     if (r->kv.prefix_caching()) {
       // Admission lookups over the run: cacheable blocks looked up, found, and cached blocks
       // evicted to make room.
@@ -223,9 +236,11 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
   } else {
     j["wait_estimate"] = nullptr;
   }
-  j["energy_j"] = energy_json(energy_j_);
+  j["energy_j"] = energy_json(energy_j);
   j["energy_j_per_output_token"] =
-      energy_json(output_tokens_ > 0 ? energy_j_ / static_cast<double>(output_tokens_) : 0.0);
+      energy_json(output_tokens_ > 0 ? energy_j / static_cast<double>(output_tokens_) : 0.0);
+  j["power_w"] = {{"mean", energy_json(makespan_s > 0 ? energy_j / makespan_s : 0.0)},
+                  {"peak", energy_json(totals.peak_power_w)}};
   return j;
 }
 

@@ -70,7 +70,6 @@ class MetricsCollector : public RunObserver {
   std::int64_t slo_met_ = 0;
   std::int64_t preempted_requests_ = 0;
   std::int64_t prefill_tokens_computed_ = 0;
-  double energy_j_ = 0;
 };
 
 nlohmann::json sketch_json(const QuantileSketch& s);

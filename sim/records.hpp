@@ -43,6 +43,7 @@ struct StepRecord {
   std::int32_t preempted;  // preemptions while forming this batch
   std::int32_t running;    // requests holding KV on the replica after the batch was formed
   std::int32_t waiting;    // requests queued on the replica, not yet admitted (or preempted)
+  double energy_j;         // board energy of the replica's GPUs over the step (0: not priced)
 };
 
 }  // namespace servesim

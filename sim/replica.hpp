@@ -20,8 +20,11 @@ struct Replica {
   SimTime step_end = -1;  // end of the step in flight (valid while busy)
   SimTime busy_ns = 0;
   std::int64_t steps = 0;
-  double energy_j = 0;
-  Batch batch;  // the step in flight (valid while busy)
+  double energy_j = 0;      // of its steps (CostModel::step), idle time between them excluded
+  double idle_w = 0;        // board power with no step in flight (CostModel::idle_power_w)
+  double peak_power_w = 0;  // highest mean board power of one of its steps
+  double step_power_w = 0;  // of the step in flight, above idle_w; 0 while idle
+  Batch batch;              // the step in flight (valid while busy)
 
   Replica(ReplicaId id_in, ReplicaSpec spec_in, std::unique_ptr<ReplicaScheduler> sched,
           KvCache kv_in, std::int32_t max_len)

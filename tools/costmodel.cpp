@@ -110,6 +110,15 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   power->add_option("--gemm-n", args.gemm_n, "GEMM N (default 6144)")
       ->check(CLI::Range(1, 1 << 20));
+  auto* place = app.add_subcommand(
+      "place", "power-aware vs cap-blind vs oracle placement of prefill chunks on capped GPUs");
+  add_common(place, {.profiles = false});
+  place->add_option("--caps", args.caps, "one GPU per cap, in W (e.g. 400,575)")
+      ->delimiter(',')
+      ->required()
+      ->check(servesim::number_in(1.0, 1e6));
+  place->add_option("--mix", args.mixes, "a mix of prefill chunks, e.g. 16384,64x8 (repeatable)")
+      ->required();
   auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
   add_common(predict, {.profiles = false});
   predict->add_option("--tp", args.tp, "tensor-parallel degree")
@@ -251,6 +260,7 @@ int main(int argc, char** argv) {
     if (*network) out = servesim::run_network(args);
     if (*predict) out = servesim::run_predict(args);
     if (*power) out = servesim::run_power(args);
+    if (*place) out = servesim::run_place(args);
     if (*transfer) {
       out = servesim::run_transfer(rf);
       if (!plot_file.empty()) {

@@ -446,6 +446,12 @@ std::string format_summary_table(const nlohmann::json& s) {
                        100.0 * s["slo"]["attainment"].get<double>(),
                        s["slo"]["goodput_requests_per_s"].get<double>());
   }
+  if (!s["energy_j"].is_null()) {
+    out += fmt::format(
+        "energy     {:.1f} kJ   {:.3f} J/output token   fleet power mean {:.0f} W  peak {:.0f} W\n",
+        s["energy_j"].get<double>() / 1e3, s["energy_j_per_output_token"].get<double>(),
+        s["power_w"]["mean"].get<double>(), s["power_w"]["peak"].get<double>());
+  }
   if (s.contains("sensitivity")) {
     const auto& v = s["sensitivity"];
     const auto& g = v["gain"];

@@ -12,8 +12,8 @@ struct AnalyticalCostModel::Prepared {
   double layers = 1;
   std::vector<LayerPricer::LayerCost> eager;  // per layer
   std::vector<LayerPricer::LayerCost> graph;
-  std::vector<double> edge_tokens_eager;
-  std::vector<double> edge_tokens_graph;
+  std::vector<PricedNs> edge_tokens_eager;
+  std::vector<PricedNs> edge_tokens_graph;
   RequestEdgeTable heads;  // LM head + sampling by request count
 };
 
@@ -29,6 +29,10 @@ AnalyticalCostModel::Options AnalyticalCostModel::parse(const ConfigNode& node) 
   o.graph_table_max_tokens = std::min(o.graph_table_max_tokens, o.table_max_tokens);
   if (auto e = node.find("engine")) o.engine = EngineProfile::load(*e);
   return o;
+}
+
+double AnalyticalCostModel::idle_power_w(const ReplicaSpec& r) const {
+  return prepare(r).pricer.idle_w() * r.tp * r.pp;
 }
 
 SimTime AnalyticalCostModel::request_overhead_ns() const {
@@ -56,7 +60,8 @@ std::unique_ptr<AnalyticalCostModel::Prepared> AnalyticalCostModel::build(
   for (std::size_t i = 1; i < n; ++i) {
     const auto t = static_cast<double>(i);
     p->eager[i] = p->pricer.layer_ns(t, false);
-    p->edge_tokens_eager[i] = p->pricer.edge_tokens_ns(t, false);
+    PricedNs& e = p->edge_tokens_eager[i];
+    e.ns = p->pricer.edge_tokens_ns(t, false, &e.nj);
   }
   if (r.cuda_graphs) {
     const auto g = static_cast<std::size_t>(options_.graph_table_max_tokens) + 1;
@@ -65,16 +70,17 @@ std::unique_ptr<AnalyticalCostModel::Prepared> AnalyticalCostModel::build(
     for (std::size_t i = 1; i < g; ++i) {
       const auto t = static_cast<double>(i);
       p->graph[i] = p->pricer.layer_ns(t, true);
-      p->edge_tokens_graph[i] = p->pricer.edge_tokens_ns(t, true);
+      PricedNs& e = p->edge_tokens_graph[i];
+      e.ns = p->pricer.edge_tokens_ns(t, true, &e.nj);
     }
   }
   p->heads = RequestEdgeTable(p->pricer);
   // cuBLAS never needs a slower kernel for fewer tokens (it could pad): keep the tables
   // non-decreasing so a tile switch cannot make a bigger batch cheaper.
-  auto monotone = [](std::vector<LayerPricer::LayerCost>& t, std::vector<double>& e) {
+  auto monotone = [](std::vector<LayerPricer::LayerCost>& t, std::vector<PricedNs>& e) {
     for (std::size_t i = 2; i < t.size(); ++i) {
       if (t[i].total() < t[i - 1].total()) t[i] = t[i - 1];
-      e[i] = std::max(e[i], e[i - 1]);
+      if (e[i].ns < e[i - 1].ns) e[i] = e[i - 1];
     }
   };
   monotone(p->eager, p->edge_tokens_eager);
@@ -95,30 +101,41 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
   const auto requests = static_cast<double>(batch.num_requests());
 
   LayerPricer::LayerCost layer;
-  double edges = 0;
+  PricedNs edges;
   const auto& table = graph ? p.graph : p.eager;
   if (tokens < static_cast<std::int64_t>(table.size())) {
     layer = table[static_cast<std::size_t>(tokens)];
     edges = (graph ? p.edge_tokens_graph : p.edge_tokens_eager)[static_cast<std::size_t>(tokens)];
   } else {
     layer = pr.layer_ns(static_cast<double>(tokens), graph);
-    edges = pr.edge_tokens_ns(static_cast<double>(tokens), graph);
+    edges.ns = pr.edge_tokens_ns(static_cast<double>(tokens), graph, &edges.nj);
   }
+  // Energy above idle on one GPU of each stage (nJ), beside the times.
+  double attn_nj = 0;
+  double edge_nj = edges.nj;
   const AttentionWork work = AttentionWork::of(batch, pr.shapes(), replica.kv_dtype_bytes);
-  const double attn = pr.attention_ns(work, launch == StepLaunch::kFullGraph);
-  const double head = p.heads.ns(pr, static_cast<std::size_t>(batch.num_requests()), graph);
+  const double attn = pr.attention_ns(work, launch == StepLaunch::kFullGraph, &attn_nj);
+  const double head =
+      p.heads.ns(pr, static_cast<std::size_t>(batch.num_requests()), graph, &edge_nj);
   const double host = pr.host_ns(requests, graph);
 
   cost[CostComponent::kGemm] = p.layers * layer.gemm;
   cost[CostComponent::kLight] = p.layers * layer.light;
   cost[CostComponent::kCollective] =
-      p.layers * layer.comm + pr.stage_transfers_ns(static_cast<double>(tokens));
+      p.layers * layer.comm + pr.stage_transfers_ns(static_cast<double>(tokens), &edge_nj);
   cost[CostComponent::kAttention] = p.layers * attn;
-  cost[CostComponent::kEmbedding] = edges + head;
+  cost[CostComponent::kEmbedding] = edges.ns + head;
   cost[CostComponent::kHost] = host;
   double total = 0;
   for (double v : cost.breakdown_ns) total += v;
   cost.total_ns = std::max<SimTime>(1, std::llround(total));
+  if (pr.idle_w() > 0) {
+    // Every GPU of the replica idles through the step; each kernel adds its dynamic energy on
+    // the tp GPUs of the stage running it (one batch in flight).
+    const double gpus = static_cast<double>(replica.tp) * replica.pp;
+    cost.energy_j = 1e-9 * (gpus * pr.idle_w() * static_cast<double>(cost.total_ns) +
+                            replica.tp * (p.layers * (layer.energy_nj + attn_nj) + edge_nj));
+  }
   return cost;
 }
 

@@ -54,6 +54,7 @@ class AnalyticalCostModel final : public CostModel {
   SimTime request_overhead_ns() const override;
   // The cap sets f_clk (PHYSICS §6's placeholder law until the power model).
   bool prices_power_cap() const override { return true; }
+  double idle_power_w(const ReplicaSpec& replica) const override;
 
   // The pricer this model uses for `replica` (its GPU's constants, this model's terms).
   LayerPricer pricer(const ReplicaSpec& replica) const;

@@ -39,6 +39,9 @@ struct CostmodelArgs {
   std::vector<int> token_counts;
   int gemm_k = 4096;
   int gemm_n = 6144;
+  // place: the pieces of each mix, as prefill-chunk token counts ("16384,64x8": one 16384-token
+  // chunk and eight of 64); one GPU per entry of `caps`
+  std::vector<std::string> mixes;
   int prefill_tokens = 0;
   int context = 0;
   int decodes = 0;
@@ -58,5 +61,10 @@ std::string run_predict(const CostmodelArgs& args);
 // The power model on one GEMM shape (PHYSICS §6): clock, board power and TFLOP/s per (cap, M),
 // the penalty of the lowest cap against the highest and the cap → clock slope per M.
 std::string run_power(const CostmodelArgs& args);
+// Power-aware placement (the seed's E2.8): each mix's prefill chunks placed on one GPU per cap,
+// priced as engine steps of the cost model: `aware` places by the capped prices, `blind` by each
+// GPU's uncapped (TDP) price, `oracle` enumerates every placement; all judged by the makespan
+// under the capped prices.
+std::string run_place(const CostmodelArgs& args);
 
 }  // namespace servesim

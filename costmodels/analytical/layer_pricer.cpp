@@ -61,45 +61,67 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
   full_vocab_ = r.model->vocab_size;
 }
 
-double LayerPricer::gemm_at(const GemmShape& g, double wbytes, double peak, bool graph) const {
-  if (!capped())
-    return gemm_ns(g, wbytes, peak, f_clk_, *gpu_, params_, terms_, launch_scale(graph));
-  return gemm_under_cap(g, wbytes, peak, f_clk_, *power_, cap_w_, *gpu_, params_, terms_,
-                        launch_scale(graph))
-      .time_ns;
+double LayerPricer::dynamic_w(double flops, double peak, double bytes, double ns) const {
+  if (!power_ || ns <= 0) return 0;
+  const PowerModel& pm = *power_;
+  const double m = std::min(1.0, bytes / (ns * bw_));
+  // Tensor activity against the peak at f_max, then at the clock it settles at.
+  const double u_max = flops / (ns * peak * pm.max_clock_mhz / pm.boost_clock_mhz);
+  const double f = pm.clock_under_cap(cap_w_, std::min(1.0, u_max), m);
+  const double u = std::min(1.0, u_max * pm.max_clock_mhz / f);
+  double w = pm.board_w(f, u, m);
+  if (f > pm.min_clock_mhz) w = std::min(w, cap_w_);
+  return w - pm.idle_w;
 }
 
-double LayerPricer::gemm(const GemmShape& g, bool graph) const {
-  return gemm_at(g, weight_bytes_, peak_flops_per_ns_, graph);
+double LayerPricer::gemm_at(const GemmShape& g, double wbytes, double peak, bool graph,
+                            double* nj) const {
+  const double t =
+      capped() ? gemm_under_cap(g, wbytes, peak, f_clk_, *power_, cap_w_, *gpu_, params_, terms_,
+                                launch_scale(graph))
+                     .time_ns
+               : gemm_ns(g, wbytes, peak, f_clk_, *gpu_, params_, terms_, launch_scale(graph));
+  return tally(nj, t, g.flops(), peak, g.bytes(wbytes));
 }
 
-double LayerPricer::unquantized_gemm(const GemmShape& g, bool graph) const {
-  return gemm_at(g, 2, bf16_peak_flops_per_ns_, graph);
+double LayerPricer::gemm(const GemmShape& g, bool graph, double* nj) const {
+  return gemm_at(g, weight_bytes_, peak_flops_per_ns_, graph, nj);
 }
 
-double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph) const {
+double LayerPricer::unquantized_gemm(const GemmShape& g, bool graph, double* nj) const {
+  return gemm_at(g, 2, bf16_peak_flops_per_ns_, graph, nj);
+}
+
+double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph, double* nj) const {
   const bool attention = op == ProjOp::kQkv || op == ProjOp::kO;
+  double e = 0;  // this op's energy, mixed across layer kinds as its time is
+  double* en = nj != nullptr ? &e : nullptr;
   double t = attention && model_->fp8_skips_attention
-                 ? unquantized_gemm(shapes_.expert_gemm(op, tokens), graph)
-                 : gemm(shapes_.expert_gemm(op, tokens), graph);
+                 ? unquantized_gemm(shapes_.expert_gemm(op, tokens), graph, en)
+                 : gemm(shapes_.expert_gemm(op, tokens), graph, en);
   if (shapes_.experts > 0 && op == ProjOp::kGateUp) {
-    t += unquantized_gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph);  // router
+    t += unquantized_gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph, en);  // router
   }
   if (shapes_.shared_inter > 0 && (op == ProjOp::kGateUp || op == ProjOp::kDown)) {
     const double up = model_->gated_mlp ? 2 * shapes_.shared_inter : shapes_.shared_inter;
-    t += op == ProjOp::kGateUp ? gemm({tokens, shapes_.hidden, up, 1}, graph)
-                               : gemm({tokens, shapes_.shared_inter, shapes_.hidden, 1}, graph);
+    t += op == ProjOp::kGateUp ? gemm({tokens, shapes_.hidden, up, 1}, graph, en)
+                               : gemm({tokens, shapes_.shared_inter, shapes_.hidden, 1}, graph, en);
   }
   if (shapes_.interleaved() && (op == ProjOp::kGateUp || op == ProjOp::kDown)) {
-    t = shapes_.mean_layer(t, gemm(shapes_.dense_mlp_gemm(op, tokens), graph));
+    double e_dense = 0;
+    t = shapes_.mean_layer(
+        t, gemm(shapes_.dense_mlp_gemm(op, tokens), graph, en != nullptr ? &e_dense : nullptr));
+    e = shapes_.mean_layer(e, e_dense);
   }
+  if (nj != nullptr) *nj += e;
   return t;
 }
 
-double LayerPricer::light_ns(LightKernel k, const LightWork& w, bool graph) const {
+double LayerPricer::light_ns(LightKernel k, const LightWork& w, bool graph, double* nj) const {
   const AnalyticalParams::Light& l = params_.light[static_cast<std::size_t>(k)];
-  return light_kernel_ns(l, w, light_memory_, row_slots(*gpu_, params_), params_.knee_q, terms_,
-                         launch_scale(graph));
+  const double t = light_kernel_ns(l, w, light_memory_, row_slots(*gpu_, params_), params_.knee_q,
+                                   terms_, launch_scale(graph));
+  return tally(nj, t, 0, bf16_peak_flops_per_ns_, w.bytes);
 }
 
 LightKernel LayerPricer::norm_kernel() const {
@@ -127,14 +149,21 @@ LightWork LayerPricer::act_work(double rows, double inter) const {
   if (!model_->gated_mlp) return {4 * rows * inter, rows, 0};
   return {6 * rows * inter, rows, inter};
 }
-double LayerPricer::act_ns(double tokens, bool graph) const {
-  double t = light_ns(act_kernel(), act_work(tokens), graph);
+double LayerPricer::act_ns(double tokens, bool graph, double* nj) const {
+  double e = 0;
+  double* en = nj != nullptr ? &e : nullptr;
+  double t = light_ns(act_kernel(), act_work(tokens), graph, en);
   if (shapes_.shared_inter > 0) {  // the shared expert's own activation
-    t += light_ns(act_kernel(), act_work(tokens, shapes_.shared_inter), graph);
+    t += light_ns(act_kernel(), act_work(tokens, shapes_.shared_inter), graph, en);
   }
-  if (!shapes_.interleaved()) return t;
-  return shapes_.mean_layer(t,
-                            light_ns(act_kernel(), act_work(tokens, shapes_.dense_inter), graph));
+  if (shapes_.interleaved()) {
+    double e_dense = 0;
+    t = shapes_.mean_layer(t, light_ns(act_kernel(), act_work(tokens, shapes_.dense_inter), graph,
+                                       en != nullptr ? &e_dense : nullptr));
+    e = shapes_.mean_layer(e, e_dense);
+  }
+  if (nj != nullptr) *nj += e;
+  return t;
 }
 
 // Elementwise kernels: no row to walk.
@@ -164,37 +193,52 @@ LightWork LayerPricer::rope_work(double tokens) const {
 
 double LayerPricer::all_reduce_ns(double bytes) const { return topo_.all_reduce_ns(bytes); }
 
-double LayerPricer::stage_transfers_ns(double tokens) const {
+// Collectives and stage transfers are priced as SMs copying with no tensor or DRAM activity
+// counted (NVLink and NIC power are not modelled).
+double LayerPricer::stage_transfers_ns(double tokens, double* nj) const {
   if (!terms_.collectives) return 0;
-  return pipeline_transfers_ns(tp_, pp_, topology_, *gpu_, params_, tokens * shapes_.hidden * 2);
+  const double t =
+      pipeline_transfers_ns(tp_, pp_, topology_, *gpu_, params_, tokens * shapes_.hidden * 2);
+  return tally(nj, t, 0, bf16_peak_flops_per_ns_, 0);
 }
 
 LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
   LayerCost c;
+  double* nj = power_ ? &c.energy_nj : nullptr;
   for (std::size_t i = 0; i < kNumProjOps; ++i)
-    c.gemm += proj_ns(static_cast<ProjOp>(i), tokens, graph);
+    c.gemm += proj_ns(static_cast<ProjOp>(i), tokens, graph, nj);
   const double h = shapes_.hidden;
   const double norms = model_->parallel_block ? 1 : 2;
-  c.light += norms * light_ns(norm_kernel(), norm_work(tokens), graph);
-  c.light += light_ns(LightKernel::kRope, rope_work(tokens), graph);
-  c.light += act_ns(tokens, graph);
-  c.light += light_ns(LightKernel::kAdd, add_work(tokens), graph);
-  c.light += light_ns(LightKernel::kKvWrite, kv_write_work(tokens), graph);
-  if (terms_.collectives) c.comm = 2 * all_reduce_ns(tokens * h * 2);
+  double norm_nj = 0;
+  c.light += norms * light_ns(norm_kernel(), norm_work(tokens), graph, nj ? &norm_nj : nullptr);
+  c.energy_nj += norms * norm_nj;
+  c.light += light_ns(LightKernel::kRope, rope_work(tokens), graph, nj);
+  c.light += act_ns(tokens, graph, nj);
+  c.light += light_ns(LightKernel::kAdd, add_work(tokens), graph, nj);
+  c.light += light_ns(LightKernel::kKvWrite, kv_write_work(tokens), graph, nj);
+  if (terms_.collectives) {
+    double ar_nj = 0;
+    c.comm = 2 * tally(nj ? &ar_nj : nullptr, all_reduce_ns(tokens * h * 2), 0,
+                       bf16_peak_flops_per_ns_, 0);
+    c.energy_nj += 2 * ar_nj;
+  }
   return c;
 }
 
-double LayerPricer::attention_ns(const AttentionWork& w, bool graph) const {
+double LayerPricer::attention_ns(const AttentionWork& w, bool graph, double* nj) const {
   const bool eff_on = terms_.attention && terms_.efficiency;
   const double frac = terms_.attention ? params_.decode_attn_bw_fraction : 1.0;
   const double floor = terms_.attention && terms_.launch ? params_.attn_floor_ns : 0.0;
   const double peak = bf16_peak_flops_per_ns_;
   // Each part (prefill, decode) at its own clock: compute at eff·x of the peak, or the stream.
   auto part = [&](double flops, double bytes, double launch) {
-    return clocked_ns(flops, peak, bytes, [&](double x) {
-      const double eff = eff_on ? params_.prefill_attn_efficiency * x : 1.0;
-      return launch + std::max(flops / (peak * eff), bytes / (bw_ * frac));
-    });
+    return tally(nj,
+                 clocked_ns(flops, peak, bytes,
+                            [&](double x) {
+                              const double eff = eff_on ? params_.prefill_attn_efficiency * x : 1.0;
+                              return launch + std::max(flops / (peak * eff), bytes / (bw_ * frac));
+                            }),
+                 flops, peak, bytes);
   };
   double t = 0;
   if (w.prefill_chunks > 0) t += part(w.prefill_flops, w.prefill_bytes, floor);
@@ -202,14 +246,14 @@ double LayerPricer::attention_ns(const AttentionWork& w, bool graph) const {
   return t;
 }
 
-double LayerPricer::edge_tokens_ns(double tokens, bool graph) const {
-  return light_ns(LightKernel::kEmbedding, embedding_work(tokens), graph) +
-         light_ns(norm_kernel(), norm_work(tokens), graph);
+double LayerPricer::edge_tokens_ns(double tokens, bool graph, double* nj) const {
+  return light_ns(LightKernel::kEmbedding, embedding_work(tokens), graph, nj) +
+         light_ns(norm_kernel(), norm_work(tokens), graph, nj);
 }
 
-double LayerPricer::edge_requests_ns(double requests, bool graph) const {
-  return unquantized_gemm({requests, shapes_.hidden, shapes_.vocab, 1}, graph) +
-         light_ns(LightKernel::kSampling, {requests * full_vocab_ * 4, requests, 0}, graph);
+double LayerPricer::edge_requests_ns(double requests, bool graph, double* nj) const {
+  return unquantized_gemm({requests, shapes_.hidden, shapes_.vocab, 1}, graph, nj) +
+         light_ns(LightKernel::kSampling, {requests * full_vocab_ * 4, requests, 0}, graph, nj);
 }
 
 double LayerPricer::host_ns(double requests, bool graph) const {
@@ -255,15 +299,20 @@ std::array<double, kNumVidurOps> LayerPricer::vidur_ops_ns(double tokens) const 
 RequestEdgeTable::RequestEdgeTable(const LayerPricer& pricer)
     : eager_(kMaxRequests + 1), graph_(kMaxRequests + 1) {
   for (std::size_t i = 1; i <= kMaxRequests; ++i) {
-    eager_[i] = pricer.edge_requests_ns(static_cast<double>(i), false);
-    graph_[i] = pricer.edge_requests_ns(static_cast<double>(i), true);
+    for (const bool g : {false, true}) {
+      PricedNs& e = (g ? graph_ : eager_)[i];
+      e.ns = pricer.edge_requests_ns(static_cast<double>(i), g, &e.nj);
+    }
   }
 }
 
-double RequestEdgeTable::ns(const LayerPricer& pricer, std::size_t requests, bool graph) const {
+double RequestEdgeTable::ns(const LayerPricer& pricer, std::size_t requests, bool graph,
+                            double* nj) const {
   const auto& t = graph ? graph_ : eager_;
-  if (requests < t.size()) return t[requests];
-  return pricer.edge_requests_ns(static_cast<double>(requests), graph);
+  if (requests >= t.size())
+    return pricer.edge_requests_ns(static_cast<double>(requests), graph, nj);
+  if (nj != nullptr) *nj += t[requests].nj;
+  return t[requests].ns;
 }
 
 }  // namespace servesim

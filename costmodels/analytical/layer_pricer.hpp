@@ -59,6 +59,11 @@ double row_slots(const GpuSpec& gpu, const AnalyticalParams& p);
 // the step's edges (embedding, final norm, LM head, sampling) and the host floor. Holds copies
 // of everything it needs except the GPU and model specs, which must outlive it. Immutable;
 // thread-safe.
+//
+// Energy: where the GPU has a power model, a pricing call given `nj` adds to it each kernel's
+// energy above idle on one GPU, (P − idle_w) · t in nJ, P the board power at the clock the
+// kernel's own activity settles at under the cap (dynamic_w). The host floor adds none (the GPU
+// waits at idle power).
 class LayerPricer {
  public:
   // Token-dependent cost of one layer, split by component (ns).
@@ -66,6 +71,7 @@ class LayerPricer {
     double gemm = 0;
     double light = 0;
     double comm = 0;
+    double energy_nj = 0;  // above idle, one GPU (0 without a power model)
     double total() const { return gemm + light + comm; }
   };
 
@@ -77,26 +83,33 @@ class LayerPricer {
   const LayerShapes& shapes() const { return shapes_; }
   // The clock fraction (of boost) every kernel runs at when the GPU has no power model.
   double f_clk() const { return f_clk_; }
+  // Idle board power of one GPU (0 without a power model).
+  double idle_w() const { return power_ ? power_->idle_w : 0.0; }
+  // Board power above idle of a kernel priced at `ns` doing `flops` tensor FLOPs (against `peak`,
+  // FLOP/ns at boost) and moving `bytes` of DRAM traffic: its activities at that time, at the
+  // clock they settle at under the cap (no re-pricing), the power there (at most the cap unless
+  // the clock is on its floor). 0 without a power model.
+  double dynamic_w(double flops, double peak, double bytes, double ns) const;
 
   // One projection GEMM of the mean layer for `tokens` (MoE expert GEMMs for gate/up and down;
   // for an interleaved MoE model the layer-weighted mix of expert and dense MLP GEMMs).
-  double proj_ns(ProjOp op, double tokens, bool graph) const;
+  double proj_ns(ProjOp op, double tokens, bool graph, double* nj = nullptr) const;
   // The activation of the mean layer (MoE and dense layers mixed for an interleaved model).
-  double act_ns(double tokens, bool graph) const;
+  double act_ns(double tokens, bool graph, double* nj = nullptr) const;
   // One light kernel doing `w`.
-  double light_ns(LightKernel k, const LightWork& w, bool graph) const;
+  double light_ns(LightKernel k, const LightWork& w, bool graph, double* nj = nullptr) const;
   // The KV-cache write of `tokens` new tokens (one CTA per token over its K and V rows).
   LightWork kv_write_work(double tokens) const;
   LayerCost layer_ns(double tokens, bool graph) const;
-  double attention_ns(const AttentionWork& w, bool graph) const;
+  double attention_ns(const AttentionWork& w, bool graph, double* nj = nullptr) const;
   // Embedding lookup + final norm for `tokens` tokens.
-  double edge_tokens_ns(double tokens, bool graph) const;
+  double edge_tokens_ns(double tokens, bool graph, double* nj = nullptr) const;
   // LM head GEMM and sampling for `requests` sequences.
-  double edge_requests_ns(double requests, bool graph) const;
+  double edge_requests_ns(double requests, bool graph, double* nj = nullptr) const;
   double host_ns(double requests, bool graph) const;
   double all_reduce_ns(double bytes) const;
   // Pipeline parallelism: handing `tokens` hidden states across every stage boundary once.
-  double stage_transfers_ns(double tokens) const;
+  double stage_transfers_ns(double tokens, double* nj = nullptr) const;
   // The operations of one layer as Vidur's mlp.csv times them (eager), ns; NaN where the model
   // has no such kernel.
   std::array<double, kNumVidurOps> vidur_ops_ns(double tokens) const;
@@ -121,12 +134,17 @@ class LayerPricer {
     if (!capped()) return time_at(f_clk_);
     return under_cap(*power_, *gpu_, cap_w_, f_clk_, flops, peak, bytes, time_at).time_ns;
   }
+  // `ns`, after adding its energy to `nj` (when given) as dynamic_w prices it.
+  double tally(double* nj, double ns, double flops, double peak, double bytes) const {
+    if (nj != nullptr && power_) *nj += ns * dynamic_w(flops, peak, bytes, ns);
+    return ns;
+  }
   // gemm_ns, or gemm_under_cap when capped.
-  double gemm_at(const GemmShape& g, double wbytes, double peak, bool graph) const;
-  double gemm(const GemmShape& g, bool graph) const;
+  double gemm_at(const GemmShape& g, double wbytes, double peak, bool graph, double* nj) const;
+  double gemm(const GemmShape& g, bool graph, double* nj) const;
   // A GEMM whose weights FP8 checkpoints leave in bf16 (LM head, MoE router: the usual
   // quantization recipes skip them), at the bf16 peak.
-  double unquantized_gemm(const GemmShape& g, bool graph) const;
+  double unquantized_gemm(const GemmShape& g, bool graph, double* nj) const;
   LightKernel norm_kernel() const;
   LightKernel act_kernel() const;
   LightWork norm_work(double tokens) const;
@@ -157,6 +175,12 @@ class LayerPricer {
   double full_vocab_ = 0;
 };
 
+// A priced piece of a step: its time and its energy above idle on one GPU.
+struct PricedNs {
+  double ns = 0;
+  double nj = 0;
+};
+
 // LayerPricer::edge_requests_ns (LM head + sampling) tabulated by request count, eager and in a
 // CUDA graph, for the table-driven cost models; past the table it prices directly.
 class RequestEdgeTable {
@@ -165,11 +189,13 @@ class RequestEdgeTable {
   // Requests per step never exceed tokens per step; max_num_seqs keeps them far smaller.
   static constexpr std::size_t kMaxRequests = 1024;
   explicit RequestEdgeTable(const LayerPricer& pricer);
-  double ns(const LayerPricer& pricer, std::size_t requests, bool graph) const;
+  // Its time (ns); its energy above idle added to `nj` when given.
+  double ns(const LayerPricer& pricer, std::size_t requests, bool graph,
+            double* nj = nullptr) const;
 
  private:
-  std::vector<double> eager_;  // index = requests; entry 0 unused
-  std::vector<double> graph_;
+  std::vector<PricedNs> eager_;  // index = requests; entry 0 unused
+  std::vector<PricedNs> graph_;
 };
 
 }  // namespace servesim

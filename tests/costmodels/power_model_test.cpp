@@ -11,8 +11,10 @@
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/costmodel_commands.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
+#include "costmodels/analytical/layer_pricer.hpp"
 #include "sim/catalog.hpp"
 #include "sim/input_error.hpp"
+#include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;
 using Catch::Contains;
@@ -226,4 +228,112 @@ TEST_CASE(
   a.gpu = "rtx-5090";
   a.caps = {300};
   CHECK_THROWS_WITH(run_power(a), Contains("--caps"));
+}
+
+TEST_CASE("a kernel's power is its activity's at the clock it settles at, at most the cap",
+          "[costmodels][power]") {
+  // Toy terms: clock_w 0.5·100·2 = 100 W, tensor_w 1e-12·100e12·2 = 200 W, memory_w 100 W.
+  const GpuSpec gpu = toy_gpu(kToyPower);
+  const ModelSpec model = testing::llama2_7b_like();
+  ReplicaSpec r = testing::replica_of(gpu, model);
+  const double peak = 1e5;  // FLOP/ns at boost
+  const double ns = 1e6;
+  // Half the tensor peak at f_max (u 0.5), no DRAM: 50 + 100 + 0.5·200 = 250 W under a 300 W
+  // cap: 200 W above idle.
+  const double flops = 0.5 * ns * peak * 2;
+  {
+    const LayerPricer pr(r, AnalyticalParams{}, AnalyticalTerms{});
+    CHECK(pr.idle_w() == 50);
+    CHECK(pr.dynamic_w(flops, peak, 0, ns) == Approx(200));
+    // A streaming kernel at the full bandwidth: 50 + 100 + 100 = 250 W.
+    CHECK(pr.dynamic_w(0, peak, 1000 * ns, ns) == Approx(200));
+    CHECK(pr.dynamic_w(0, peak, 0, ns) == Approx(100));  // clock tree alone
+    // A kernel that draws under the cap is not pulled to it: 100 + 0.2·100 W.
+    CHECK(pr.dynamic_w(0, peak, 0.2 * 1000 * ns, ns) == Approx(120));
+  }
+  // At 150 W the clock falls to cbrt(100/200)·2000 MHz; the kernel draws the cap.
+  r.power_cap_w = 150;
+  const LayerPricer capped(r, AnalyticalParams{}, AnalyticalTerms{});
+  CHECK(capped.dynamic_w(flops, peak, 0, ns) == Approx(100));
+  CHECK(capped.dynamic_w(0, peak, 0.2 * 1000 * ns, ns) == Approx(100));
+}
+
+TEST_CASE("a step's energy is idle power through it plus each kernel's own, under the cap",
+          "[costmodels][power]") {
+  auto predict = [](int tokens, int decodes, double cap, int tp = 1) {
+    CostmodelArgs a;
+    a.gpu = "rtx-5090";
+    a.model = "meta-llama/Llama-3.1-8B";
+    a.prefill_tokens = tokens;
+    a.decodes = decodes;
+    a.context = decodes > 0 ? 1024 : 0;
+    a.power_cap_w = cap;
+    a.tp = tp;
+    a.json = true;
+    return nlohmann::json::parse(run_predict(a));
+  };
+  auto watts = [](const nlohmann::json& j) {
+    return j["energy_j"].get<double>() / (j["total_ns"].get<double>() * 1e-9);
+  };
+  const nlohmann::json prefill = predict(4096, 0, 0);
+  const nlohmann::json decode = predict(0, 16, 0);
+  // Above idle (30 W), at most the TDP; a compute-bound prefill draws more than 16 decodes.
+  CHECK(watts(prefill) > 400);
+  CHECK(watts(prefill) <= 575);
+  CHECK(watts(decode) > 30);
+  CHECK(watts(decode) < watts(prefill));
+  // Under 400 W the prefill draws less power for longer; its energy does not rise with the
+  // power saved (f·V² falls faster than the time grows).
+  const nlohmann::json slow = predict(4096, 0, 400);
+  CHECK(watts(slow) <= 400);
+  CHECK(watts(slow) < watts(prefill));
+  CHECK(slow["energy_j"].get<double>() < prefill["energy_j"].get<double>());
+  // Two GPUs of a TP pair: both idle through the step, each runs its shard.
+  const nlohmann::json pair = predict(4096, 0, 0, 2);
+  CHECK(watts(pair) > 2 * 30);
+  CHECK(watts(pair) <= 2 * 575);
+  // No power section: no energy.
+  CostmodelArgs a;
+  a.gpu = "a100-80gb";
+  a.model = "meta-llama/Llama-3.1-8B";
+  a.prefill_tokens = 512;
+  a.json = true;
+  CHECK(nlohmann::json::parse(run_predict(a))["energy_j"].is_null());
+}
+
+TEST_CASE("costmodel place: power-aware placement is never worse than cap-blind on the E2.8 mixes",
+          "[costmodels][power]") {
+  CostmodelArgs a;
+  a.gpu = "rtx-5090";
+  a.model = "meta-llama/Llama-3.1-8B";
+  a.caps = {400, 575};
+  // configs/experiments/e2_8_power_placement.sh
+  a.mixes = {"4096,256x8",   "4096,512x12",  "8192,512x8",
+             "8192,1024x12", "16384,1024x8", "16384,2048x12"};
+  a.json = true;
+  const nlohmann::json j = nlohmann::json::parse(run_place(a));
+  REQUIRE(j["rows"].size() == 6);
+  int matches = 0;
+  for (const nlohmann::json& r : j["rows"]) {
+    const double aware = r["aware"]["makespan_ms"].get<double>();
+    const double blind = r["blind"]["makespan_ms"].get<double>();
+    const double oracle = r["oracle"]["makespan_ms"].get<double>();
+    CHECK(oracle <= aware);
+    CHECK(aware <= blind);
+    if (aware == oracle) ++matches;
+    // The large chunk (piece 0) goes to the loose cap when placed by the capped prices.
+    CHECK(r["aware"]["gpu_of"][0] == 1);
+  }
+  CHECK(j["aware_equals_oracle"] == matches);
+  CHECK(matches >= 5);
+  CHECK(j["mean_gain_pct"].get<double>() > 5);
+  a.mixes = {"4096,abc"};
+  CHECK_THROWS_WITH(run_place(a), Contains("--mix '4096,abc'") && Contains("TOKENSxCOUNT"));
+  a.mixes = {"64x30"};  // 2^30 placements
+  CHECK_THROWS_WITH(run_place(a), Contains("oracle") && Contains("2^30"));
+  a.caps = {400};
+  CHECK_THROWS_WITH(run_place(a), Contains("--caps"));
+  a.caps = {100, 575};  // below the board's lowest cap
+  a.mixes = {"64"};
+  CHECK_THROWS_WITH(run_place(a), Contains("--caps"));
 }

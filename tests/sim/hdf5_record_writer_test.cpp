@@ -44,6 +44,7 @@ StepRecord step_row(std::int64_t i, unsigned char padding = 0) {
   r.waiting = static_cast<std::int32_t>(i % 3);
   r.num_decodes = static_cast<std::int32_t>((i * 31) % 256);
   r.preempted = static_cast<std::int32_t>(i % 3 == 0 ? -1 : i % 3);
+  r.energy_j = 0.25 * static_cast<double>(i % 1000) + 1e-3;
   return r;
 }
 
@@ -80,6 +81,7 @@ std::vector<StepRecord> read_steps(const fs::path& path) {
   type.insertMember("preempted", HOFFSET(StepRecord, preempted), H5::PredType::NATIVE_INT32);
   type.insertMember("running", HOFFSET(StepRecord, running), H5::PredType::NATIVE_INT32);
   type.insertMember("waiting", HOFFSET(StepRecord, waiting), H5::PredType::NATIVE_INT32);
+  type.insertMember("energy_j", HOFFSET(StepRecord, energy_j), H5::PredType::NATIVE_DOUBLE);
   std::vector<StepRecord> rows(n);
   if (n > 0) dataset.read(rows.data(), type);
   return rows;
@@ -90,7 +92,7 @@ bool same_fields(const StepRecord& a, const StepRecord& b) {
          a.kv_blocks_used == b.kv_blocks_used && a.replica == b.replica &&
          a.prefill_tokens == b.prefill_tokens && a.num_prefills == b.num_prefills &&
          a.num_decodes == b.num_decodes && a.preempted == b.preempted && a.running == b.running &&
-         a.waiting == b.waiting;
+         a.waiting == b.waiting && a.energy_j == b.energy_j;
 }
 
 std::size_t field_bytes(std::span<const RecordField> fields) {
@@ -103,8 +105,8 @@ TEST_CASE("the field tables cover every member of the records once", "[hdf5_reco
   // Sums of the member sizes as declared in sim/records.hpp: a forgotten member shows here.
   CHECK(request_record_fields().size() == 20);
   CHECK(field_bytes(request_record_fields()) == 12 * 8 + 8 * 4);
-  CHECK(step_record_fields().size() == 10);
-  CHECK(field_bytes(step_record_fields()) == 3 * 8 + 7 * 4);
+  CHECK(step_record_fields().size() == 11);
+  CHECK(field_bytes(step_record_fields()) == 3 * 8 + 7 * 4 + 8);
   for (auto fields : {request_record_fields(), step_record_fields()}) {
     std::set<std::size_t> offsets;
     std::set<std::string_view> names;
@@ -146,8 +148,8 @@ TEST_CASE("200k step records read back from HDF5 with the same values and count"
   CHECK(units.find("start_ns: ns; duration_ns: ns; kv_blocks_used: blocks") == 0);
   CHECK(read_string_attribute(dataset, "descriptions").find("replica: replica id") !=
         std::string::npos);
-  // Packed in the file: 52 bytes a row, not the 56 of the padded struct.
-  CHECK(dataset.getCompType().getSize() == 52);
+  // Packed in the file: 60 bytes a row, not the 64 of the padded struct.
+  CHECK(dataset.getCompType().getSize() == 60);
   CHECK(dataset.getCreatePlist().getLayout() == H5D_CHUNKED);
 }
 
@@ -260,16 +262,16 @@ TEST_CASE("h5dump can read the header of a written file", "[hdf5_record_writer]"
 TEST_CASE("the CSV writer writes a header and one line per row", "[hdf5_record_writer]") {
   const fs::path path = test::test_output_dir("hdf5_record_writer") / "steps.csv";
   CsvRecordWriter<StepRecord> writer(path.string(), step_record_fields());
-  writer.append(StepRecord{0, 25'000'000, 12, 0, 512, 1, 37, 0, 38, 5});
-  writer.append(StepRecord{25'000'000, 8'000'000, 14, 1, 0, 0, 38, -1, 38, 0});
+  writer.append(StepRecord{0, 25'000'000, 12, 0, 512, 1, 37, 0, 38, 5, 9.5});
+  writer.append(StepRecord{25'000'000, 8'000'000, 14, 1, 0, 0, 38, -1, 38, 0, 0});
   CHECK(writer.rows() == 2);
   writer.close();
   writer.close();  // idempotent
   CHECK(read_bytes(path) ==
         "start_ns,duration_ns,kv_blocks_used,replica,prefill_tokens,num_prefills,num_decodes,"
-        "preempted,running,waiting\n"
-        "0,25000000,12,0,512,1,37,0,38,5\n"
-        "25000000,8000000,14,1,0,0,38,-1,38,0\n");
+        "preempted,running,waiting,energy_j\n"
+        "0,25000000,12,0,512,1,37,0,38,5,9.5\n"
+        "25000000,8000000,14,1,0,0,38,-1,38,0,0\n");
   CHECK_THROWS_AS(writer.append(StepRecord{}), InputError);
 }
 

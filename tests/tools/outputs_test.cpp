@@ -476,4 +476,46 @@ TEST_CASE("what the workload changed in its input is counted in summary.json and
   CHECK(s["workload_counts"]["clipped_to_max_tokens"] == 0);
 }
 
+TEST_CASE("energy is conserved (steps plus idle power make the total) and power stays under caps",
+          "[outputs][power]") {
+  // Two RTX 5090s (a power section in their file) capped at 450 W, under the analytical model.
+  const auto dir = run_ok(
+      "energy", {kSeeded, "--set", "cost_model.kind=analytical", "--set", "replicas.0.gpu=rtx-5090",
+                 "--set", "replicas.0.power_cap_w=450", "--set", "model=meta-llama/Llama-3.1-8B",
+                 "--set", "scheduler.max_model_len=8192", "--set", "workload.num_requests=60"});
+  const auto j = read_json(dir / "summary.json");
+  const CsvTable steps(dir / "steps.csv");
+  std::vector<double> step_j(2, 0);
+  std::vector<long long> busy(2, 0);
+  std::vector<double> peak(2, 0);
+  for (const auto& row : steps.rows()) {
+    const auto r = static_cast<std::size_t>(std::stoi(row.at("replica")));
+    const double e = std::stod(row.at("energy_j"));
+    const double ns = std::stod(row.at("duration_ns"));
+    CHECK(e > 0);
+    step_j[r] += e;
+    busy[r] += static_cast<long long>(ns);
+    peak[r] = std::max(peak[r], e / (ns * 1e-9));
+  }
+  const double span_ns = j["makespan_s"].get<double>() * 1e9;
+  double total = 0;
+  for (std::size_t r = 0; r < 2; ++r) {
+    const auto& rep = j["replicas"][r];
+    const double idle = rep["power_w"]["idle"].get<double>();
+    CHECK(idle == 30);  // the 5090 file's idle_w
+    const double e = step_j[r] + idle * (span_ns - static_cast<double>(busy[r])) * 1e-9;
+    CHECK(rep["energy_j"].get<double>() == Approx(e).epsilon(1e-6));
+    CHECK(rep["power_w"]["peak"].get<double>() == Approx(peak[r]).epsilon(1e-9));
+    CHECK(rep["power_w"]["peak"].get<double>() <= 450 + 1e-6);
+    total += e;
+  }
+  CHECK(j["energy_j"].get<double>() == Approx(total).epsilon(1e-6));
+  CHECK(j["energy_j_per_output_token"].get<double>() ==
+        Approx(total / j["requests"]["output_tokens"].get<double>()));
+  // The fleet's peak is at most both replicas' peaks together, at least one's plus the other idle.
+  const double fleet_peak = j["power_w"]["peak"].get<double>();
+  CHECK(fleet_peak <= peak[0] + peak[1] + 1e-6);
+  CHECK(fleet_peak >= std::max(peak[0], peak[1]) + 30 - 1e-6);
+  CHECK(j["power_w"]["mean"].get<double>() == Approx(total / j["makespan_s"].get<double>()));
+}
 }  // namespace servesim::test

@@ -34,13 +34,15 @@ std::string section_for(const std::string& kind, const fs::path& profiles) {
   return fmt::format("{{kind: {}}}", kind);
 }
 
-int run(const fs::path& profiles, const std::vector<std::string>& kinds) {
+int run(const fs::path& profiles, const std::vector<std::string>& kinds, const std::string& gpu,
+        double cap_w) {
   Catalog catalog(Catalog::default_dirs());
   const ConfigNode where = ConfigNode::parse("x", "bench");
   ReplicaSpec r;
-  r.gpu = &catalog.gpu("a100", where);
+  r.gpu = &catalog.gpu(gpu, where);
   r.model = &catalog.model("meta-llama/Llama-2-7b-hf", where);
   r.tp = 1;
+  r.power_cap_w = cap_w;
   std::vector<std::pair<std::string, BatchShape>> cases;
   for (int n : {1, 8, 32, 64, 128, 256}) {
     BatchShape b;
@@ -97,5 +99,13 @@ int main(int argc, char** argv) {
                  "Vidur profiling/compute folder the rf and rf_scaled kinds train on");
   app.add_option("--kind", kinds, "Cost-model kinds to time (repeatable; default every kind)")
       ->check(CLI::IsMember(cost_model_kinds()));
-  return tool_main(app, argc, argv, [&] { return run(profiles, kinds); });
+  std::string gpu = "a100";
+  double cap_w = 0;
+  app.add_option("--gpu", gpu,
+                 "GPU the analytical kinds price on (default a100; rtx-5090 has a power model, "
+                 "so its steps are priced with energy and, under --power-cap-w, per-kernel "
+                 "clocks)");
+  app.add_option("--power-cap-w", cap_w, "board cap (default: the TDP)")
+      ->check(CLI::NonNegativeNumber);
+  return tool_main(app, argc, argv, [&] { return run(profiles, kinds, gpu, cap_w); });
 }
