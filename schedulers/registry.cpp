@@ -11,6 +11,7 @@
 #include "schedulers/replica/vllm_scheduler.hpp"
 #include "schedulers/router/global_queue_router.hpp"
 #include "schedulers/router/least_outstanding_router.hpp"
+#include "schedulers/router/power_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
 #include "sim/suggest.hpp"
@@ -51,6 +52,16 @@ const std::map<std::string, RouterFactory>& router_table() {
        [](const ConfigNode& n, std::uint64_t) {
          n.check_keys({"kind"});
          return std::make_unique<LeastOutstandingRouter>();
+       }},
+      {"power_aware",
+       [](const ConfigNode& n, std::uint64_t) {
+         n.check_keys({"kind"});
+         return std::make_unique<PowerAwareRouter>(/*cap_blind=*/false);
+       }},
+      {"cap_blind",
+       [](const ConfigNode& n, std::uint64_t) {
+         n.check_keys({"kind"});
+         return std::make_unique<PowerAwareRouter>(/*cap_blind=*/true);
        }},
       {"random",
        [](const ConfigNode& n, std::uint64_t seed) {

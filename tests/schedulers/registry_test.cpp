@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "costmodels/registry.hpp"
 #include "sim/input_error.hpp"
 #include "tests/schedulers/scheduler_harness.hpp"
 
@@ -49,8 +50,8 @@ std::string router_error(const std::string& yaml) {
 
 TEST_CASE("The registries list every scheduler and router kind", "[schedulers][registry]") {
   CHECK(replica_scheduler_kinds() == std::vector<std::string>{"edf", "orca", "sarathi", "vllm"});
-  CHECK(router_kinds() ==
-        std::vector<std::string>{"global_queue", "least_outstanding", "random", "round_robin"});
+  CHECK(router_kinds() == std::vector<std::string>{"cap_blind", "global_queue", "least_outstanding",
+                                                   "power_aware", "random", "round_robin"});
 }
 
 TEST_CASE("Every scheduler kind builds from a minimal section and serves requests to the end",
@@ -97,11 +98,14 @@ TEST_CASE("Every router kind builds from a minimal section and returns eligible 
     fleet.push_back(std::make_unique<Replica>(i, ReplicaSpec{}, scheduler_from("kind: vllm\n"),
                                               KvCache(100, 16, 0.0), 4096));
   }
+  // The engine attaches every router to the fleet and its cost model before the run.
+  const auto cost = make_cost_model(ConfigNode::parse("kind: fixed", "t.yaml"));
   for (const std::string& kind : router_kinds()) {
     INFO("kind " << kind);
     auto router = make_router(ConfigNode::parse(fmt::format("kind: {}\n", kind), "t.yaml"), 42);
     REQUIRE(router != nullptr);
     CHECK(router->name() == kind);
+    router->attach(fleet, *cost);
     if (router->queue() != nullptr) continue;  // it holds requests (global_queue_test.cpp)
     Request r;
     for (int i = 0; i < 50; ++i) {

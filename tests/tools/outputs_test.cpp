@@ -518,4 +518,31 @@ TEST_CASE("energy is conserved (steps plus idle power make the total) and power 
   CHECK(fleet_peak >= std::max(peak[0], peak[1]) + 30 - 1e-6);
   CHECK(j["power_w"]["mean"].get<double>() == Approx(total / j["makespan_s"].get<double>()));
 }
+
+TEST_CASE("power_aware sends a long prefill to the loose cap, cap_blind sees equal GPUs",
+          "[router][power]") {
+  // Two RTX 5090s, replica 0 capped at 400 W, replica 1 at its 575 W TDP; 4096-token prompts
+  // 1 ms apart. A 4096-token prefill costs about 12% more at 400 W (README "Power caps").
+  auto replicas_of = [](const std::string& router) {
+    const auto dir = run_ok(
+        "router_" + router,
+        {kSeeded, "--set", "cost_model.kind=analytical", "--set",
+         "replicas=[{gpu: rtx-5090, tp: 1, power_cap_w: 400}, {gpu: rtx-5090, tp: 1}]", "--set",
+         "model=meta-llama/Llama-3.1-8B", "--set", "scheduler.max_model_len=8192", "--set",
+         "router.kind=" + router, "--set", "workload.arrival={kind: static, qps: 1000}", "--set",
+         "workload.lengths={kind: fixed, prompt_tokens: 4096, output_tokens: 2}", "--set",
+         "workload.num_requests=3"});
+    const CsvTable requests(dir / "requests.csv");
+    std::vector<long long> out;
+    for (std::size_t i = 0; i < requests.rows().size(); ++i) {
+      out.push_back(requests.integer(i, "replica"));
+    }
+    return out;
+  };
+  // Aware: the first to the 575 W GPU; the second would wait a whole prefill there, and starts
+  // at once at 400 W; the third finds both busy and the 575 W GPU's backlog done first.
+  CHECK(replicas_of("power_aware") == std::vector<long long>{1, 0, 1});
+  // Blind: equal prices, the first tie to replica 0, then the one with the shorter backlog.
+  CHECK(replicas_of("cap_blind") == std::vector<long long>{0, 1, 0});
+}
 }  // namespace servesim::test

@@ -1,0 +1,61 @@
+#include "schedulers/router/power_aware_router.hpp"
+
+#include <algorithm>
+
+namespace servesim {
+
+void PowerAwareRouter::attach(const Fleet& fleet, const CostModel& cost_model) {
+  cost_model_ = &cost_model;
+  reps_.clear();
+  for (const auto& r : fleet) {
+    Rep rep;
+    rep.spec = r->spec;
+    if (blind_) rep.spec.power_cap_w = 0;  // the TDP
+    rep.budget = std::max(1, r->scheduler->token_budget());
+    reps_.push_back(std::move(rep));
+    reps_.back().full_step_ns = prefill_ns(reps_.back(), reps_.back().budget);
+  }
+}
+
+std::int64_t PowerAwareRouter::backlog(Rep& rep) {
+  std::int64_t tokens = 0;
+  auto done = [](const Routed& x) {
+    return x.request->id != x.id || x.request->finished >= 0 ||
+           x.request->computed >= x.request->spec.prompt_tokens;
+  };
+  while (!rep.routed.empty() && done(rep.routed.front())) rep.routed.pop_front();
+  for (const Routed& x : rep.routed) {
+    if (!done(x)) tokens += x.request->spec.prompt_tokens - x.request->computed;
+  }
+  return tokens;
+}
+
+double PowerAwareRouter::prefill_ns(const Rep& rep, std::int64_t tokens) {
+  const std::int64_t full = rep.full_step_ns > 0 ? tokens / rep.budget : 0;
+  const std::int64_t rest = tokens - full * rep.budget;
+  double t = static_cast<double>(full) * rep.full_step_ns;
+  if (rest > 0) {
+    shape_.clear();
+    shape_.prefills.push_back({static_cast<std::int32_t>(rest), 0});
+    t += static_cast<double>(cost_model_->step(shape_, rep.spec).total_ns);
+  }
+  return t;
+}
+
+ReplicaId PowerAwareRouter::route(Request& request, const Fleet& /*fleet*/,
+                                  const std::vector<ReplicaId>& eligible, SimTime /*now*/) {
+  ReplicaId best = eligible.front();
+  double best_ns = -1;
+  for (const ReplicaId id : eligible) {
+    Rep& rep = reps_[static_cast<std::size_t>(id)];
+    const double t = prefill_ns(rep, backlog(rep) + request.spec.prompt_tokens);
+    if (best_ns < 0 || t < best_ns) {
+      best_ns = t;
+      best = id;
+    }
+  }
+  reps_[static_cast<std::size_t>(best)].routed.push_back({&request, request.id});
+  return best;
+}
+
+}  // namespace servesim
