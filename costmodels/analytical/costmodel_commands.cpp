@@ -18,13 +18,13 @@
 #include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
+#include "costmodels/analytical/placement.hpp"
 #include "costmodels/analytical/power_model.hpp"
 #include "costmodels/analytical/profile_validation.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "costmodels/registry.hpp"
 #include "sim/catalog.hpp"
 #include "sim/input_error.hpp"
-#include "sim/placement.hpp"
 #include "sim/sample_stats.hpp"
 
 namespace servesim {

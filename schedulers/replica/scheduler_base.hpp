@@ -23,6 +23,7 @@ class SchedulerBase : public ReplicaScheduler {
     return static_cast<std::int64_t>(waiting_.size() + running_.size());
   }
   std::int64_t num_running() const override { return static_cast<std::int64_t>(running_.size()); }
+  std::int64_t prefill_backlog_tokens() const override;
   std::int32_t token_budget() const override { return options_.max_num_batched_tokens; }
   const SchedulerOptions& options() const { return options_; }
 

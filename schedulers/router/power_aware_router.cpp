@@ -17,19 +17,6 @@ void PowerAwareRouter::attach(const Fleet& fleet, const CostModel& cost_model) {
   }
 }
 
-std::int64_t PowerAwareRouter::backlog(Rep& rep) {
-  std::int64_t tokens = 0;
-  auto done = [](const Routed& x) {
-    return x.request->id != x.id || x.request->finished >= 0 ||
-           x.request->computed >= x.request->spec.prompt_tokens;
-  };
-  while (!rep.routed.empty() && done(rep.routed.front())) rep.routed.pop_front();
-  for (const Routed& x : rep.routed) {
-    if (!done(x)) tokens += x.request->spec.prompt_tokens - x.request->computed;
-  }
-  return tokens;
-}
-
 double PowerAwareRouter::prefill_ns(const Rep& rep, std::int64_t tokens) {
   const std::int64_t full = rep.full_step_ns > 0 ? tokens / rep.budget : 0;
   const std::int64_t rest = tokens - full * rep.budget;
@@ -42,19 +29,19 @@ double PowerAwareRouter::prefill_ns(const Rep& rep, std::int64_t tokens) {
   return t;
 }
 
-ReplicaId PowerAwareRouter::route(Request& request, const Fleet& /*fleet*/,
+ReplicaId PowerAwareRouter::route(Request& request, const Fleet& fleet,
                                   const std::vector<ReplicaId>& eligible, SimTime /*now*/) {
   ReplicaId best = eligible.front();
   double best_ns = -1;
   for (const ReplicaId id : eligible) {
-    Rep& rep = reps_[static_cast<std::size_t>(id)];
-    const double t = prefill_ns(rep, backlog(rep) + request.spec.prompt_tokens);
+    const auto i = static_cast<std::size_t>(id);
+    const double t = prefill_ns(
+        reps_[i], fleet[i]->scheduler->prefill_backlog_tokens() + request.spec.prompt_tokens);
     if (best_ns < 0 || t < best_ns) {
       best_ns = t;
       best = id;
     }
   }
-  reps_[static_cast<std::size_t>(best)].routed.push_back({&request, request.id});
   return best;
 }
 

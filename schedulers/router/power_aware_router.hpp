@@ -1,6 +1,5 @@
 #pragma once
 
-#include <deque>
 #include <string_view>
 #include <vector>
 
@@ -10,9 +9,10 @@
 namespace servesim {
 
 // Placement on capped fleets (`router.kind: power_aware | cap_blind`; README "Power caps"). Each
-// arrival goes to the replica where its prefill would finish earliest: the prefill tokens still
-// to compute of the requests it routed there, then its own prompt, in steps of the replica's
-// token budget priced by the cost model the replicas use. `power_aware` prices each replica at
+// arrival goes to the replica where its prefill would finish earliest: the prefill tokens its
+// outstanding requests still have to compute (ReplicaScheduler::prefill_backlog_tokens), then
+// its own prompt, in steps of the replica's token budget priced by the cost model the replicas
+// use. `power_aware` prices each replica at
 // its cap (each kernel at the clock its own activity settles at); `cap_blind` prices every
 // replica at its TDP, as schedulers that assume a capped GPU runs at its uncapped peak do. The
 // estimate leaves out the decodes that share those steps (both variants alike), so it ranks
@@ -26,18 +26,12 @@ class PowerAwareRouter : public Router {
                   SimTime now) override;
 
  private:
-  struct Routed {
-    const Request* request;  // stable address (the engine's pool); reused once it finishes
-    RequestId id;
-  };
   struct Rep {
     ReplicaSpec spec;  // as priced: the replica's own, or at its TDP when blind
     std::int32_t budget = 0;
     double full_step_ns = 0;  // one step of `budget` prefill tokens
-    std::deque<Routed> routed;
   };
-  // Prefill tokens still to compute of the requests routed to `rep` (done ones are dropped).
-  std::int64_t backlog(Rep& rep);
+  // `tokens` of prefill on `rep`, in steps of its budget.
   double prefill_ns(const Rep& rep, std::int64_t tokens);
 
   bool blind_;

@@ -342,3 +342,36 @@ TEST_CASE("costmodel place: power-aware placement is never worse than cap-blind 
   a.mixes = {"64"};
   CHECK_THROWS_WITH(run_place(a), Contains("--caps"));
 }
+
+TEST_CASE("a layer's energy counts each kernel as often as its time does", "[costmodels][power]") {
+  const GpuSpec gpu = toy_gpu(kToyPower);
+  ModelSpec model = testing::llama2_7b_like();
+  const double tokens = 256;
+  auto pricer = [&](const ModelSpec& m, int tp, bool collectives) {
+    AnalyticalTerms terms;
+    terms.collectives = collectives;
+    return LayerPricer(testing::replica_of(gpu, m, tp), AnalyticalParams{}, terms);
+  };
+  // Two TP all-reduces a layer: with collectives on, the layer gains their time and, at 100 W
+  // above idle each (clock power alone), their energy.
+  const LayerPricer on = pricer(model, 2, true);
+  const LayerPricer off = pricer(model, 2, false);
+  const auto a = on.layer_ns(tokens, false);
+  const auto b = off.layer_ns(tokens, false);
+  REQUIRE(a.comm > 0);
+  CHECK(a.energy_nj - b.energy_nj == Approx(a.comm * 100));
+  // A parallel block (phi-2) runs one norm where a sequential one runs two: one norm's energy.
+  ModelSpec parallel = model;
+  parallel.parallel_block = true;
+  const LayerPricer seq = pricer(model, 1, false);
+  const LayerPricer par = pricer(parallel, 1, false);
+  const auto s = seq.layer_ns(tokens, false);
+  const auto p = par.layer_ns(tokens, false);
+  const double norm_ns = s.light - p.light;
+  REQUIRE(norm_ns > 0);
+  // The norm reads and writes 4 · tokens · hidden bytes in norm_ns: its DRAM activity sets the
+  // power (≤ the 1000 GB/s of the toy board).
+  const double norm_bytes = 4 * tokens * model.hidden_size;
+  CHECK(s.energy_nj - p.energy_nj ==
+        Approx(norm_ns * seq.dynamic_w(0, 1e5, norm_bytes, norm_ns)).epsilon(1e-9));
+}

@@ -21,6 +21,7 @@ class FakeScheduler : public ReplicaScheduler {
   void complete_batch(const Batch&, SimTime, KvCache&, std::vector<Request*>&) override {}
   std::int64_t num_outstanding() const override { return outstanding_; }
   std::int64_t num_running() const override { return 0; }
+  std::int64_t prefill_backlog_tokens() const override { return 0; }
   std::int32_t token_budget() const override { return 0; }
   std::int64_t outstanding_ = 0;
 };

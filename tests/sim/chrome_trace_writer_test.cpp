@@ -25,9 +25,17 @@ std::string read_text(const fs::path& path) {
 
 StepRecord step(std::int64_t start_ns, std::int64_t duration_ns, std::int32_t replica,
                 std::int32_t prefill_tokens, std::int32_t decodes) {
-  return StepRecord{
-      start_ns, duration_ns, 100 + replica, replica, prefill_tokens, prefill_tokens > 0 ? 1 : 0,
-      decodes,  0,           decodes + 1,   2,  0.0};
+  return StepRecord{start_ns,
+                    duration_ns,
+                    100 + replica,
+                    replica,
+                    prefill_tokens,
+                    prefill_tokens > 0 ? 1 : 0,
+                    decodes,
+                    0,
+                    decodes + 1,
+                    2,
+                    0.0};
 }
 
 TEST_CASE("a trace lists replica names and one complete event per step", "[chrome_trace_writer]") {

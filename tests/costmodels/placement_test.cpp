@@ -1,5 +1,5 @@
 // Placement of independent pieces on GPUs that run theirs in turn (sim/placement.hpp).
-#include "sim/placement.hpp"
+#include "costmodels/analytical/placement.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "sim/placement.hpp"
+#include "costmodels/analytical/placement.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,15 +13,22 @@ namespace {
 
 std::size_t gpus_of(const PriceTable& price) { return price.empty() ? 0 : price[0].size(); }
 
-}  // namespace
-
-double makespan_ns(const std::vector<int>& gpu_of, const PriceTable& price) {
-  std::vector<double> load(gpus_of(price), 0.0);
+// makespan_ns with the per-GPU loads in `load` (resized and overwritten).
+double makespan_into(const std::vector<int>& gpu_of, const PriceTable& price,
+                     std::vector<double>& load) {
+  load.assign(gpus_of(price), 0.0);
   for (std::size_t j = 0; j < gpu_of.size(); ++j) {
     const auto g = static_cast<std::size_t>(gpu_of[j]);
     load[g] += price[j][g];
   }
   return load.empty() ? 0.0 : *std::max_element(load.begin(), load.end());
+}
+
+}  // namespace
+
+double makespan_ns(const std::vector<int>& gpu_of, const PriceTable& price) {
+  std::vector<double> load;
+  return makespan_into(gpu_of, price, load);
 }
 
 Placement earliest_finish(const PriceTable& price) {
@@ -64,13 +71,14 @@ Placement brute_force(const PriceTable& price, std::int64_t max_assignments,
   Placement best;
   best.makespan_ns = INFINITY;
   std::vector<int> a(n, 0);
+  std::vector<double> load;
   for (std::int64_t k = 0; k < count; ++k) {
     std::int64_t rest = k;  // gpu_of in base `gpus`, piece 0 most significant
     for (std::size_t j = n; j-- > 0;) {
       a[j] = static_cast<int>(rest % gpus);
       rest /= gpus;
     }
-    const double m = makespan_ns(a, price);
+    const double m = makespan_into(a, price, load);
     if (m < best.makespan_ns) {
       best.makespan_ns = m;
       best.gpu_of = a;
