@@ -175,7 +175,9 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
   }
   json replicas = json::array();
   double energy_j = 0;
+  bool every_priced = true;  // a fleet total leaving some replicas out would read as complete
   for (const auto& r : fleet) {
+    every_priced = every_priced && r->idle_w > 0;
     const double e = replica_energy_j(*r, span);
     energy_j += e;
     replicas.push_back(
@@ -236,11 +238,12 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
   } else {
     j["wait_estimate"] = nullptr;
   }
+  if (!every_priced) energy_j = 0;  // null: not every replica's energy is priced
   j["energy_j"] = energy_json(energy_j);
   j["energy_j_per_output_token"] =
       energy_json(output_tokens_ > 0 ? energy_j / static_cast<double>(output_tokens_) : 0.0);
   j["power_w"] = {{"mean", energy_json(makespan_s > 0 ? energy_j / makespan_s : 0.0)},
-                  {"peak", energy_json(totals.peak_power_w)}};
+                  {"peak", energy_json(every_priced ? totals.peak_power_w : 0.0)}};
   return j;
 }
 

@@ -38,8 +38,9 @@ class ReplicaScheduler {
   virtual std::int64_t num_outstanding() const = 0;
   // Requests admitted and holding KV.
   virtual std::int64_t num_running() const = 0;
-  // Tokens its outstanding requests must still compute before they decode: the rest of their
-  // prompts, and prompt + generated tokens for a preempted request that recomputes.
+  // Tokens its outstanding requests must still compute before they decode, beyond the step in
+  // flight: the rest of their prompts, and prompt + generated tokens for a preempted request that
+  // recomputes.
   virtual std::int64_t prefill_backlog_tokens() const = 0;
   // From now on, also admit from `queue` (in its order) whenever the own waiting queue has nothing
   // to admit; `self` is this scheduler's replica. Schedulers that cannot pull refuse.

@@ -54,6 +54,25 @@ Placement earliest_finish(const PriceTable& price) {
   return p;
 }
 
+double earliest_finish_makespan_over_orders(const PriceTable& price, const PriceTable& truth) {
+  const std::size_t gpus = gpus_of(price);
+  if (gpus == 0) return 0;
+  double sum = 0;
+  PriceTable rotated = price;
+  std::vector<int> gpu_of(price.size());
+  for (std::size_t k = 0; k < gpus; ++k) {
+    for (std::size_t j = 0; j < price.size(); ++j) {
+      for (std::size_t g = 0; g < gpus; ++g) rotated[j][g] = price[j][(g + k) % gpus];
+    }
+    const Placement p = earliest_finish(rotated);
+    for (std::size_t j = 0; j < price.size(); ++j) {
+      gpu_of[j] = static_cast<int>((static_cast<std::size_t>(p.gpu_of[j]) + k) % gpus);
+    }
+    sum += makespan_ns(gpu_of, truth);
+  }
+  return sum / static_cast<double>(gpus);
+}
+
 Placement brute_force(const PriceTable& price, std::int64_t max_assignments,
                       const std::string& what) {
   const std::size_t n = price.size();

@@ -25,6 +25,11 @@ double makespan_ns(const std::vector<int>& gpu_of, const PriceTable& price);
 // uncapped price; either is then judged by makespan_ns under the true prices.
 Placement earliest_finish(const PriceTable& price);
 
+// The makespan under `truth` of earliest_finish(`price`), averaged over every rotation of the GPU
+// order: a scheduler whose prices tie GPUs (cap-blind, on GPUs of one kind) breaks its ties by an
+// order that says nothing of the caps, so no one order stands for it.
+double earliest_finish_makespan_over_orders(const PriceTable& price, const PriceTable& truth);
+
 // Every assignment of pieces to GPUs, the one of least makespan under `price` (ties: the first in
 // lexicographic order of gpu_of). Refuses (InputError naming `what`) when there are more than
 // `max_assignments` assignments (GPUs^pieces).

@@ -147,7 +147,7 @@ void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache&
 std::int64_t SchedulerBase::prefill_backlog_tokens() const {
   std::int64_t tokens = 0;
   auto add = [&tokens](const Request* r) {
-    if (!r->is_decode()) tokens += r->pending_tokens();
+    if (!r->is_decode()) tokens += r->pending_tokens() - r->step_tokens;  // less the step in flight
   };
   for (const Request* r : waiting_) add(r);
   for (const Request* r : running_) add(r);

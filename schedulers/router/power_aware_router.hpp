@@ -3,6 +3,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schedulers/router/round_robin_router.hpp"
 #include "sim/batch_shape.hpp"
 #include "sim/router.hpp"
 
@@ -12,11 +13,12 @@ namespace servesim {
 // arrival goes to the replica where its prefill would finish earliest: the prefill tokens its
 // outstanding requests still have to compute (ReplicaScheduler::prefill_backlog_tokens), then
 // its own prompt, in steps of the replica's token budget priced by the cost model the replicas
-// use. `power_aware` prices each replica at
+// use, after the rest of the step in flight. `power_aware` prices each replica at
 // its cap (each kernel at the clock its own activity settles at); `cap_blind` prices every
 // replica at its TDP, as schedulers that assume a capped GPU runs at its uncapped peak do. The
 // estimate leaves out the decodes that share those steps (both variants alike), so it ranks
-// replicas, it does not forecast TTFT. Ties go to the lower replica id.
+// replicas, it does not forecast TTFT. Ties (equal estimates: idle or decoding replicas of one
+// kind, and every pair of GPUs of one kind under cap_blind) are taken in turn.
 class PowerAwareRouter : public Router {
  public:
   explicit PowerAwareRouter(bool cap_blind) : blind_(cap_blind) {}
@@ -38,6 +40,8 @@ class PowerAwareRouter : public Router {
   const CostModel* cost_model_ = nullptr;
   std::vector<Rep> reps_;
   BatchShape shape_;
+  RoundRobinRouter turn_;        // whose turn it is among tied replicas
+  std::vector<ReplicaId> tied_;  // scratch
 };
 
 }  // namespace servesim

@@ -20,6 +20,10 @@ TEST_CASE("earliest-finish placement and the oracle on a case worked by hand", "
   const Placement b = earliest_finish(blind);
   CHECK(b.gpu_of == std::vector<int>{0, 1, 1, 1});
   CHECK(makespan_ns(b.gpu_of, capped) == 11);
+  // Its ties say nothing of the caps: over both GPU orders it takes 11, then 10.
+  CHECK(earliest_finish_makespan_over_orders(blind, capped) == 10.5);
+  // A scheduler with distinct prices does not depend on the order.
+  CHECK(earliest_finish_makespan_over_orders(capped, capped) == 10);
   // The oracle: no assignment beats 10 (the big piece alone takes at least 10).
   const Placement oracle = brute_force(capped, 1 << 10, "test");
   CHECK(oracle.makespan_ns == 10);
