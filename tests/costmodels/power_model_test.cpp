@@ -36,6 +36,23 @@ GpuSpec toy_gpu(const std::string& power) {
       "toy.yaml"));
 }
 
+// `costmodel predict --json` of Llama-3.1-8B on an RTX 5090: one prefill chunk of `tokens` and
+// `decodes` decodes at context 1024, under `cap` (0: the TDP).
+nlohmann::json predict_5090(int tokens, int decodes, double cap, int tp = 1,
+                            const std::string& hardware = "") {
+  CostmodelArgs a;
+  a.gpu = "rtx-5090";
+  a.model = "meta-llama/Llama-3.1-8B";
+  a.prefill_tokens = tokens;
+  a.decodes = decodes;
+  a.context = decodes > 0 ? 1024 : 0;
+  a.power_cap_w = cap;
+  a.tp = tp;
+  a.hardware_file = hardware;
+  a.json = true;
+  return nlohmann::json::parse(run_predict(a));
+}
+
 const char* kToyPower =
     "{source: test, idle_w: 50, max_clock_mhz: 2000, min_clock_mhz: 200, v_min: 0.5, "
     "pj_per_flop: 1, sm_w_per_ghz: 0.5, pj_per_byte: 100}";
@@ -171,16 +188,7 @@ TEST_CASE(
     }
   }
   auto price = [&](int tokens, int decodes, double cap, const std::string& hardware) {
-    CostmodelArgs a;
-    a.gpu = "rtx-5090";
-    a.model = "meta-llama/Llama-3.1-8B";
-    a.prefill_tokens = tokens;
-    a.decodes = decodes;
-    a.context = decodes > 0 ? 1024 : 0;
-    a.power_cap_w = cap;
-    a.hardware_file = hardware;
-    a.json = true;
-    return nlohmann::json::parse(run_predict(a))["total_ns"].get<double>();
+    return predict_5090(tokens, decodes, cap, 1, hardware)["total_ns"].get<double>();
   };
   // At the TDP the power model changes nothing.
   CHECK(price(4096, 0, 0, "") == price(4096, 0, 0, bare.string()));
@@ -261,16 +269,7 @@ TEST_CASE("a kernel's power is its activity's at the clock it settles at, at mos
 TEST_CASE("a step's energy is idle power through it plus each kernel's own, under the cap",
           "[costmodels][power]") {
   auto predict = [](int tokens, int decodes, double cap, int tp = 1) {
-    CostmodelArgs a;
-    a.gpu = "rtx-5090";
-    a.model = "meta-llama/Llama-3.1-8B";
-    a.prefill_tokens = tokens;
-    a.decodes = decodes;
-    a.context = decodes > 0 ? 1024 : 0;
-    a.power_cap_w = cap;
-    a.tp = tp;
-    a.json = true;
-    return nlohmann::json::parse(run_predict(a));
+    return predict_5090(tokens, decodes, cap, tp);
   };
   auto watts = [](const nlohmann::json& j) {
     return j["energy_j"].get<double>() / (j["total_ns"].get<double>() * 1e-9);
