@@ -17,8 +17,7 @@ class LeastOutstandingRouter : public Router {
                   SimTime now) override;
 
  private:
-  RoundRobinRouter turn_;        // whose turn it is among tied replicas
-  std::vector<ReplicaId> tied_;  // scratch: the least-loaded eligible replicas
+  LeastInTurn least_;
 };
 
 }  // namespace servesim

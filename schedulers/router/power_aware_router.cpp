@@ -31,22 +31,13 @@ double PowerAwareRouter::prefill_ns(const Rep& rep, std::int64_t tokens) {
 
 ReplicaId PowerAwareRouter::route(Request& request, const Fleet& fleet,
                                   const std::vector<ReplicaId>& eligible, SimTime now) {
-  double best_ns = -1;
-  tied_.clear();
-  for (const ReplicaId id : eligible) {
+  return least_.route(request, fleet, eligible, now, [&](ReplicaId id) {
     const auto i = static_cast<std::size_t>(id);
     const Replica& r = *fleet[i];
     const SimTime in_flight = r.busy ? std::max<SimTime>(0, r.step_end - now) : 0;
-    const double t =
-        static_cast<double>(in_flight) +
-        prefill_ns(reps_[i], r.scheduler->prefill_backlog_tokens() + request.spec.prompt_tokens);
-    if (best_ns < 0 || t < best_ns) {
-      best_ns = t;
-      tied_.clear();
-    }
-    if (t == best_ns) tied_.push_back(id);
-  }
-  return turn_.route(request, fleet, tied_, now);
+    return static_cast<double>(in_flight) +
+           prefill_ns(reps_[i], r.scheduler->prefill_backlog_tokens() + request.spec.prompt_tokens);
+  });
 }
 
 }  // namespace servesim

@@ -40,8 +40,7 @@ class PowerAwareRouter : public Router {
   const CostModel* cost_model_ = nullptr;
   std::vector<Rep> reps_;
   BatchShape shape_;
-  RoundRobinRouter turn_;        // whose turn it is among tied replicas
-  std::vector<ReplicaId> tied_;  // scratch
+  LeastInTurn least_;  // the earliest estimate, ties in turn
 };
 
 }  // namespace servesim
