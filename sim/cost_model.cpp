@@ -14,6 +14,12 @@ std::string CostModel::power_cap_problem(double watts) const {
   return fmt::format("the {} cost model does not price power caps", name());
 }
 
+StepCost CostModel::lone_prefill(const ReplicaSpec& replica, std::int32_t tokens) const {
+  BatchShape shape;
+  shape.prefills.push_back({tokens, 0});
+  return step(shape, replica);
+}
+
 std::string_view cost_component_name(CostComponent c) {
   switch (c) {
     case CostComponent::kGemm:

@@ -63,6 +63,9 @@ class CostModel {
   // Why a replica capped at `watts` cannot be priced by this model ("" when it can: no cap, or
   // a model that prices caps).
   std::string power_cap_problem(double watts) const;
+  // One step that carries a lone prefill chunk of `tokens` (no context before it, no decodes):
+  // how a router or a placement prices a chunk on its own.
+  StepCost lone_prefill(const ReplicaSpec& replica, std::int32_t tokens) const;
 };
 
 // Another cost model with every step time multiplied by `factor` (request overhead unchanged):

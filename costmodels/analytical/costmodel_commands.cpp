@@ -955,9 +955,7 @@ std::string run_place(const CostmodelArgs& a) {
       r.gpu = &c.gpu;
       r.model = &model;
       r.power_cap_w = cap;
-      BatchShape b;
-      b.prefills.push_back({tokens, 0});
-      it->second = static_cast<double>(cm->step(b, r).total_ns);
+      it->second = static_cast<double>(cm->lone_prefill(r, tokens).total_ns);
     }
     return it->second;
   };

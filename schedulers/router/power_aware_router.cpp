@@ -17,14 +17,13 @@ void PowerAwareRouter::attach(const Fleet& fleet, const CostModel& cost_model) {
   }
 }
 
-double PowerAwareRouter::prefill_ns(const Rep& rep, std::int64_t tokens) {
+double PowerAwareRouter::prefill_ns(const Rep& rep, std::int64_t tokens) const {
   const std::int64_t full = rep.full_step_ns > 0 ? tokens / rep.budget : 0;
   const std::int64_t rest = tokens - full * rep.budget;
   double t = static_cast<double>(full) * rep.full_step_ns;
   if (rest > 0) {
-    shape_.clear();
-    shape_.prefills.push_back({static_cast<std::int32_t>(rest), 0});
-    t += static_cast<double>(cost_model_->step(shape_, rep.spec).total_ns);
+    t += static_cast<double>(
+        cost_model_->lone_prefill(rep.spec, static_cast<std::int32_t>(rest)).total_ns);
   }
   return t;
 }

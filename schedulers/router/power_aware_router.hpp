@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "schedulers/router/round_robin_router.hpp"
-#include "sim/batch_shape.hpp"
 #include "sim/router.hpp"
 
 namespace servesim {
@@ -34,12 +33,11 @@ class PowerAwareRouter : public Router {
     double full_step_ns = 0;  // one step of `budget` prefill tokens
   };
   // `tokens` of prefill on `rep`, in steps of its budget.
-  double prefill_ns(const Rep& rep, std::int64_t tokens);
+  double prefill_ns(const Rep& rep, std::int64_t tokens) const;
 
   bool blind_;
   const CostModel* cost_model_ = nullptr;
   std::vector<Rep> reps_;
-  BatchShape shape_;
   LeastInTurn least_;  // the earliest estimate, ties in turn
 };
 
