@@ -260,9 +260,7 @@ class Study {
       try {
         const RunRequest r = request(point, 0, oracle);
         const BuiltRun run = build_run(load_run_config(o_.config, r.overrides, r.seed), &cache_);
-        BatchShape one;
-        one.prefills.push_back({1, 0});
-        for (const auto& rep : run.fleet) run.cost_model->step(one, rep->spec);
+        for (const auto& rep : run.fleet) run.cost_model->lone_prefill(rep->spec, 1);
         if (!o_.max_rate.empty()) rate_of(run.config);
       } catch (const InputError& e) {
         errors[i] = fmt::format("{}{}: {}", label(point), oracle ? " with --oracle" : "", e.what());
