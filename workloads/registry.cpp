@@ -112,9 +112,12 @@ std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions op
   if (trace.has("qps") && trace.has("time_scale")) {
     trace.at("time_scale").fail("give qps or time_scale, not both");
   }
-  if (trace.has("qps")) rescale = {TraceRescale::Kind::kQps, trace.get_positive("qps")};
+  if (trace.has("qps")) {
+    rescale = {TraceRescale::Kind::kQps, trace.get_positive("qps"), trace.at("qps").where()};
+  }
   if (trace.has("time_scale")) {
-    rescale = {TraceRescale::Kind::kTimeScale, trace.get_positive("time_scale")};
+    rescale = {TraceRescale::Kind::kTimeScale, trace.get_positive("time_scale"),
+               trace.at("time_scale").where()};
   }
   return std::make_unique<TraceWorkload>(read_file_path(trace), *format, rescale, options, seed);
 }

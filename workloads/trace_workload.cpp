@@ -33,13 +33,17 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
                       "no usable rows (expected at least one request row after the header)");
   }
   const SimTime span = last - first;
+  // An error about the rescale value starts where the value was given.
+  auto fail_rescale = [&](const std::string& message) {
+    if (rescale.where.empty()) throw InputError(fmt::format("{}: {}", path, message));
+    throw InputError(fmt::format("{}: {} (trace {})", rescale.where, message, path));
+  };
   // A rescaled last arrival past the horizon is an error (before any int64 arithmetic wraps).
   auto check_horizon = [&](double rescaled_last, std::string_view key, double value) {
     if (rescaled_last > static_cast<double>(kSimHorizon)) {
-      throw InputError(
-          fmt::format("{}: {} {} puts the trace's last arrival {:.3g} s into the run, past the "
-                      "simulated-time horizon ({:.0e} s)",
-                      path, key, value, rescaled_last * 1e-9, kSimHorizonS));
+      fail_rescale(fmt::format("{} {} puts the trace's last arrival {:.3g} s into the run, past "
+                               "the simulated-time horizon ({:.0e} s)",
+                               key, value, rescaled_last * 1e-9, kSimHorizonS));
     }
   };
   if (rows_ >= 2 && span > 0) {
@@ -50,8 +54,7 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
       break;
     case TraceRescale::Kind::kTimeScale:
       if (rescale.value < 1e-9) {
-        throw InputError(
-            fmt::format("{}: time_scale {} is too small (expected ≥ 1e-9)", path, rescale.value));
+        fail_rescale(fmt::format("time_scale {} is too small (expected ≥ 1e-9)", rescale.value));
       }
       check_horizon(static_cast<double>(last) * rescale.value, "time_scale", rescale.value);
       scale_num_ = std::llround(rescale.value * 1e9);
@@ -59,10 +62,10 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
       break;
     case TraceRescale::Kind::kQps:
       if (file_qps_ <= 0) {
-        throw InputError(fmt::format(
-            "{}: cannot rescale to qps {}: the {} replayed rows span {} s (expected at least 2 "
-            "rows with different arrival times)",
-            path, rescale.value, rows_, sim_to_s(span)));
+        fail_rescale(
+            fmt::format("cannot rescale to qps {}: the {} replayed rows span {} s (expected at "
+                        "least 2 rows with different arrival times)",
+                        rescale.value, rows_, sim_to_s(span)));
       }
       check_horizon(static_cast<double>(last) * (static_cast<double>(rows_ - 1) / rescale.value *
                                                  1e9 / static_cast<double>(span)),
@@ -70,7 +73,10 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
       scale_num_ = std::llround(static_cast<double>(rows_ - 1) / rescale.value * 1e9);
       scale_den_ = span;
       if (scale_num_ <= 0) {
-        throw InputError(fmt::format("{}: qps {} is too high for this trace", path, rescale.value));
+        // Rows would arrive less than half a nanosecond apart.
+        fail_rescale(fmt::format("qps {} is too high for this trace (its {} rows would arrive "
+                                 "less than 1 ns apart; expected at most {:.3g})",
+                                 rescale.value, rows_, 2e9 * static_cast<double>(rows_ - 1)));
       }
       break;
   }

@@ -16,10 +16,14 @@ namespace servesim {
 // How a trace's arrival times are rescaled. kTimeScale multiplies every arrival by `value` (as
 // Vidur's time_scale_factor: 2 = half the rate). kQps scales them so that the rows replayed
 // arrive at a mean rate of `value` per second: (rows − 1) / (last − first arrival) = value.
+// `where` is where the value was given ("file:line:col" of a config, or the --set flag): an
+// error about the value (too high, too small, past the horizon) starts there and names the trace;
+// empty, it starts with the trace's path.
 struct TraceRescale {
   enum class Kind { kNone, kTimeScale, kQps };
   Kind kind = Kind::kNone;
   double value = 1.0;
+  std::string where;
 };
 
 // Replays a trace file row by row. The constructor streams the file once to validate every row
