@@ -11,6 +11,7 @@
 #include "schedulers/replica/vllm_scheduler.hpp"
 #include "schedulers/router/global_queue_router.hpp"
 #include "schedulers/router/least_outstanding_router.hpp"
+#include "schedulers/router/least_prefill_router.hpp"
 #include "schedulers/router/power_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
@@ -53,6 +54,11 @@ const std::map<std::string, RouterFactory>& router_table() {
          n.check_keys({"kind"});
          return std::make_unique<LeastOutstandingRouter>();
        }},
+      {"least_prefill_tokens",
+       [](const ConfigNode& n, std::uint64_t) {
+         n.check_keys({"kind"});
+         return std::make_unique<LeastPrefillRouter>();
+       }},
       {"power_aware",
        [](const ConfigNode& n, std::uint64_t) {
          n.check_keys({"kind"});
@@ -73,6 +79,21 @@ const std::map<std::string, RouterFactory>& router_table() {
          n.check_keys({"kind"});
          return std::make_unique<RoundRobinRouter>();
        }},
+  };
+  return table;
+}
+
+// Decode routers pick among decode replicas with room now: none queues or refuses.
+const std::map<std::string, RouterFactory>& decode_router_table() {
+  static const std::map<std::string, RouterFactory> table{
+      {"most_free_kv",
+       [](const ConfigNode& n, std::uint64_t) {
+         n.check_keys({"kind", "local_first"});
+         return std::make_unique<MostFreeKvRouter>(n.get_bool("local_first", false));
+       }},
+      {"least_outstanding", router_table().at("least_outstanding")},
+      {"random", router_table().at("random")},
+      {"round_robin", router_table().at("round_robin")},
   };
   return table;
 }
@@ -134,7 +155,14 @@ std::unique_ptr<Router> make_router(const ConfigNode& node, std::uint64_t seed) 
   return factory(node, seed);
 }
 
+std::unique_ptr<Router> make_decode_router(const ConfigNode& node, std::uint64_t seed) {
+  node.require_map("a decode_router section");
+  const auto& factory = lookup(decode_router_table(), node, "decode router");
+  return factory(node, seed);
+}
+
 std::vector<std::string> replica_scheduler_kinds() { return kinds_of(scheduler_table()); }
 std::vector<std::string> router_kinds() { return kinds_of(router_table()); }
+std::vector<std::string> decode_router_kinds() { return kinds_of(decode_router_table()); }
 
 }  // namespace servesim

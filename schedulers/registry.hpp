@@ -23,7 +23,12 @@ bool chunked_prefill(const ConfigNode& node, const SchedulerOptions& options);
 // Builds the router named by node["kind"] (round_robin, least_outstanding, random).
 std::unique_ptr<Router> make_router(const ConfigNode& node, std::uint64_t seed);
 
+// Builds the decode router of a disaggregated fleet (most_free_kv, least_outstanding, random,
+// round_robin).
+std::unique_ptr<Router> make_decode_router(const ConfigNode& node, std::uint64_t seed);
+
 std::vector<std::string> replica_scheduler_kinds();
 std::vector<std::string> router_kinds();
+std::vector<std::string> decode_router_kinds();
 
 }  // namespace servesim

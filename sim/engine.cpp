@@ -21,7 +21,9 @@ Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel
     fleet_power_w_ += r->idle_w;
   }
   if (FleetQueue* q = router_.queue()) {
-    for (auto& r : fleet_) r->scheduler->attach_queue(q, r->id);
+    for (auto& r : fleet_) {
+      if (r->role != ReplicaRole::kDecode) r->scheduler->attach_queue(q, r->id);
+    }
   }
 }
 
@@ -48,9 +50,12 @@ EngineTotals Engine::run() {
   std::int64_t events = 0;
   while (!queue_.empty()) {
     const Event e = queue_.pop();
+    if (e.kind == kTransfer && e.target != network_version_) continue;  // rescheduled since
     totals_.end_time = e.time;
     if (e.kind == kArrival) {
       on_arrivals(e.time);
+    } else if (e.kind == kTransfer) {
+      on_transfers(e.time);
     } else {
       on_step_end(*fleet_[static_cast<std::size_t>(e.target)], e.time);
     }
@@ -64,9 +69,9 @@ EngineTotals Engine::run() {
   }
   if (totals_.arrived != totals_.finished + totals_.rejected) {
     throw std::logic_error(fmt::format(
-        "simulation stalled: {} requests arrived, {} finished, {} rejected (a scheduler left "
-        "requests waiting with no step in flight)",
-        totals_.arrived, totals_.finished, totals_.rejected));
+        "simulation stalled: {} requests arrived, {} finished, {} rejected, {} waiting for a "
+        "decode replica (a scheduler left requests waiting with no step in flight)",
+        totals_.arrived, totals_.finished, totals_.rejected, handoffs_.size()));
   }
   for (const auto& r : fleet_) {
     if (r->kv.used_blocks() != 0) {
@@ -110,10 +115,20 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
   }
   const std::int64_t total = static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens;
   // max_model_len bounds the sequence, prompt + output; the KV peaks one token lower.
+  const auto fits = [&](const Replica& replica) {
+    return total <= replica.max_model_len && replica.kv.can_ever_fit(spec.peak_kv_tokens());
+  };
   eligible_.clear();
   for (const auto& replica : fleet_) {
-    if (total <= replica->max_model_len && replica->kv.can_ever_fit(spec.peak_kv_tokens())) {
-      eligible_.push_back(replica->id);
+    if (replica->role != ReplicaRole::kDecode && fits(*replica)) eligible_.push_back(replica->id);
+  }
+  if (decode_router_ != nullptr && spec.output_tokens > 1) {
+    // It decodes elsewhere: some decode replica must be able to hold it too.
+    r->hand_off = true;
+    if (std::none_of(fleet_.begin(), fleet_.end(), [&](const auto& replica) {
+          return replica->role == ReplicaRole::kDecode && fits(*replica);
+        })) {
+      eligible_.clear();
     }
   }
   if (eligible_.empty()) r->reject_reason = RejectReason::kFitsNoReplica;
@@ -204,13 +219,129 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
   }
   finished_.clear();
   replica.scheduler->complete_batch(replica.batch, now, replica.kv, finished_);
+  bool handed_off = false;
   for (Request* r : finished_) {
+    if (r->hand_off) {  // its first token, on a prefill replica: it decodes elsewhere
+      r->hand_off = false;
+      r->handoff_at = now;
+      handoffs_.push_back(r);
+      handed_off = true;
+      continue;
+    }
     r->finished = now;
     ++totals_.finished;
     for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/false);
     release(r);
   }
   try_start(replica, now);
+  // A decode step frees seats and KV; a prefill step may have handed requests off.
+  if (handed_off || (replica.role == ReplicaRole::kDecode && !handoffs_.empty())) {
+    drain_handoffs(now);
+  }
+}
+
+void Engine::set_disaggregation(Router& decode_router, const ClusterSpec& cluster) {
+  decode_router_ = &decode_router;
+  decode_router_->attach(fleet_, cost_model_);
+  network_ = std::make_unique<LinkNetwork>(fleet_, cluster);
+  for (std::size_t i = 0; i < fleet_.size(); ++i) fleet_[i]->node = network_->placement()[i].node;
+  incoming_.assign(fleet_.size(), 0);
+}
+
+double Engine::kv_bytes(const Request& r, const ReplicaSpec& spec) const {
+  // Every layer's K and V (or MLA latent) for each token, over all the replica's GPUs.
+  const ModelSpec& m = *spec.model;
+  return static_cast<double>(r.computed) * m.num_layers *
+         m.kv_bytes_per_token_per_layer(spec.kv_dtype_bytes);
+}
+
+void Engine::drain_handoffs(SimTime now) {
+  bool started = false;
+  while (!handoffs_.empty()) {
+    Request* r = handoffs_.front();
+    eligible_.clear();
+    for (const auto& replica : fleet_) {
+      if (replica->role != ReplicaRole::kDecode) continue;
+      const Replica& d = *replica;
+      const std::int64_t seats =
+          d.scheduler->num_running() + incoming_[static_cast<std::size_t>(d.id)];
+      const std::int64_t blocks = d.kv.blocks_for_tokens(r->computed);
+      if (seats < d.scheduler->seat_limit() &&
+          blocks <= d.kv.free_blocks() - d.kv.watermark_blocks() &&
+          static_cast<std::int64_t>(r->spec.prompt_tokens) + r->spec.output_tokens <=
+              d.max_model_len &&
+          d.kv.can_ever_fit(r->spec.peak_kv_tokens())) {
+        eligible_.push_back(d.id);
+      }
+    }
+    if (eligible_.empty()) {
+      if (!r->handoff_waited) ++totals_.handoff_waits;  // counted once
+      r->handoff_waited = true;
+      break;
+    }
+    const ReplicaId to = decode_router_->route(*r, fleet_, eligible_, now);
+    if (std::find(eligible_.begin(), eligible_.end(), to) == eligible_.end()) {
+      throw std::logic_error(fmt::format("decode router '{}' returned replica {}, not one offered",
+                                         decode_router_->name(), to));
+    }
+    handoffs_.pop_front();
+    Replica& d = *fleet_[static_cast<std::size_t>(to)];
+    Transfer t{r,
+               r->replica,
+               to,
+               0,
+               r->handoff_at,
+               now,
+               kv_bytes(*r, fleet_[static_cast<std::size_t>(r->replica)]->spec)};
+    if (!d.kv.grow(t.blocks, r->computed, /*keep_watermark=*/true)) {
+      throw std::logic_error("hand-off: decode KV that was free could not be allocated");
+    }
+    ++incoming_[static_cast<std::size_t>(to)];
+    std::int64_t slot;
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      transfers_[static_cast<std::size_t>(slot)] = t;
+    } else {
+      slot = static_cast<std::int64_t>(transfers_.size());
+      transfers_.push_back(t);
+    }
+    network_->start(slot, t.from, t.to, t.bytes, now);
+    started = true;
+  }
+  if (started) schedule_network_event();
+}
+
+void Engine::schedule_network_event() {
+  const SimTime next = network_->next_change();
+  ++network_version_;  // any earlier kTransfer event is stale now
+  if (next >= 0) queue_.push(next, kTransfer, network_version_);
+}
+
+void Engine::on_transfers(SimTime now) {
+  transfers_done_.clear();
+  network_->advance(now, transfers_done_);
+  for (const std::int64_t slot : transfers_done_) {
+    const Transfer t = transfers_[static_cast<std::size_t>(slot)];
+    free_slots_.push_back(slot);
+    Request& r = *t.request;
+    Replica& from = *fleet_[static_cast<std::size_t>(t.from)];
+    Replica& to = *fleet_[static_cast<std::size_t>(t.to)];
+    from.scheduler->release_handed_off(&r, from.kv);
+    r.kv_blocks = t.blocks;
+    r.kv_shared = 0;
+    r.replica = t.to;
+    --incoming_[static_cast<std::size_t>(t.to)];
+    to.scheduler->accept_transferred(&r, now);
+    ++totals_.transfers;
+    totals_.transfer_bytes += t.bytes;
+    totals_.transfer_tokens += r.computed;
+    const TransferRecord record{r.id, t.from, t.to, t.queued, t.start, now, r.computed, t.bytes};
+    for (auto* o : observers_) o->on_transfer(record);
+    if (!from.busy) try_start(from, now);  // its KV is free now
+    if (!to.busy) try_start(to, now);
+  }
+  schedule_network_event();
 }
 
 }  // namespace servesim

@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sim/cost_model.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/link_network.hpp"
 #include "sim/replica.hpp"
 #include "sim/router.hpp"
 #include "sim/run_observer.hpp"
@@ -29,6 +31,12 @@ struct EngineTotals {
   double peak_power_w = 0;
   bool complete =
       true;  // false: stopped early (set_stop); arrived − finished − rejected unfinished
+  // Disaggregated serving: KV transfers ended, their bytes and tokens, and the requests that
+  // found no decode replica with room at their first token and waited for one (hand-off queue).
+  std::int64_t transfers = 0;
+  double transfer_bytes = 0;
+  std::int64_t transfer_tokens = 0;
+  std::int64_t handoff_waits = 0;
 };
 
 // The discrete-event loop of one run (DESIGN.md, "The data path of one run"). It is handed its
@@ -57,10 +65,29 @@ class Engine {
     slo_seed_ = seed;
   }
 
+  // Prefill/decode disaggregation, for a fleet of prefill and decode replicas (no mixed ones).
+  // The router places arrivals on prefill replicas; a request with more than one output token
+  // is handed off at its first token: it waits in a FIFO hand-off queue until a decode replica
+  // has a seat and KV for its prompt above the watermark (the decode router picks among those),
+  // whose KV is then allocated; its KV moves over `cluster`'s links (LinkNetwork) while the
+  // prefill replica still holds it; at the end the prefill side frees it and the request decodes
+  // on the decode replica. Call before run().
+  void set_disaggregation(Router& decode_router, const ClusterSpec& cluster);
+  const LinkNetwork* network() const { return network_.get(); }
+
   EngineTotals run();
 
  private:
-  enum EventKind : std::int32_t { kArrival = 0, kStepEnd = 1 };
+  enum EventKind : std::int32_t { kArrival = 0, kStepEnd = 1, kTransfer = 2 };
+  struct Transfer {
+    Request* request = nullptr;
+    ReplicaId from = kNoReplica;
+    ReplicaId to = kNoReplica;
+    std::int64_t blocks = 0;  // allocated for it on the decode replica
+    SimTime queued = 0;
+    SimTime start = 0;
+    double bytes = 0;
+  };
 
   void on_arrivals(SimTime now);
   void admit(const RequestSpec& spec, SimTime now);
@@ -68,6 +95,11 @@ class Engine {
   // The step starting on `replica` now draws `watts` above its idle power (0: it goes idle).
   void set_step_power(Replica& replica, double watts, SimTime now);
   void on_step_end(Replica& replica, SimTime now);
+  // Disaggregation: sends the head of the hand-off queue while a decode replica has room.
+  void drain_handoffs(SimTime now);
+  void on_transfers(SimTime now);
+  void schedule_network_event();
+  double kv_bytes(const Request& r, const ReplicaSpec& spec) const;
   Request* allocate();
   void release(Request* r);
 
@@ -97,6 +129,16 @@ class Engine {
   // instant never count twice.
   double fleet_power_w_ = 0;
   SimTime power_changed_at_ = -1;
+
+  // Disaggregation (set_disaggregation); unused otherwise.
+  Router* decode_router_ = nullptr;
+  std::unique_ptr<LinkNetwork> network_;
+  std::deque<Request*> handoffs_;    // waiting for a decode replica with room
+  std::vector<Transfer> transfers_;  // slots; a transfer's id is its slot
+  std::vector<std::int64_t> free_slots_;
+  std::vector<std::int64_t> transfers_done_;
+  std::vector<std::int32_t> incoming_;  // per replica: transfers in flight to it
+  std::int64_t network_version_ = 0;    // a kTransfer event of an older version is stale
 };
 
 }  // namespace servesim

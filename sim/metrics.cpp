@@ -102,7 +102,13 @@ double replica_energy_j(const Replica& r, SimTime span) {
   return r.energy_j + r.idle_w * sim_to_s(std::max<SimTime>(0, span - r.busy_ns));
 }
 
-nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet& fleet) const {
+void MetricsCollector::on_transfer(const TransferRecord& t) {
+  transfer_ms_.add(sim_to_ms(t.end_ns - t.start_ns));
+  handoff_wait_ms_.add(sim_to_ms(t.start_ns - t.queued_ns));
+}
+
+nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet& fleet,
+                                         const LinkNetwork* network) const {
   using nlohmann::json;
   const SimTime span = totals.end_time - totals.first_arrival;
   const double makespan_s = sim_to_s(span);
@@ -204,6 +210,7 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
           {{"mean", energy_json(makespan_s > 0 ? e / makespan_s : 0.0)},
            {"peak", energy_json(std::max(r->peak_power_w, r->idle_w))},
            {"idle", energy_json(r->idle_w)}}}});
+    if (r->role != ReplicaRole::kMixed) replicas.back()["role"] = role_name(r->role);
     if (r->kv.prefix_caching()) {
       // Admission lookups over the run: cacheable blocks looked up, found, and cached blocks
       // evicted to make room.
@@ -244,6 +251,40 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
       energy_json(output_tokens_ > 0 ? energy_j / static_cast<double>(output_tokens_) : 0.0);
   j["power_w"] = {{"mean", energy_json(makespan_s > 0 ? energy_j / makespan_s : 0.0)},
                   {"peak", energy_json(every_priced ? totals.peak_power_w : 0.0)}};
+  if (network != nullptr) {
+    json d;
+    d["transfers"] = totals.transfers;
+    d["kv_tokens"] = totals.transfer_tokens;
+    d["kv_bytes"] = totals.transfer_bytes;
+    d["handoff_waits"] = totals.handoff_waits;
+    d["transfer_ms"] = sketch_json(transfer_ms_);
+    d["handoff_wait_ms"] = sketch_json(handoff_wait_ms_);
+    // Mean busy fraction of each role's replicas.
+    json roles;
+    for (const ReplicaRole role : {ReplicaRole::kPrefill, ReplicaRole::kDecode}) {
+      double busy = 0;
+      int n = 0;
+      for (const auto& r : fleet) {
+        if (r->role != role) continue;
+        busy += span > 0 ? static_cast<double>(r->busy_ns) / static_cast<double>(span) : 0.0;
+        ++n;
+      }
+      roles[role_name(role)] = {{"replicas", n}, {"busy_fraction", n > 0 ? busy / n : 0.0}};
+    }
+    d["roles"] = roles;
+    // Links that carried KV: bytes and the share of their bandwidth over the run.
+    json links = json::array();
+    for (const auto& l : network->link_stats()) {
+      if (l.bytes <= 0) continue;
+      links.push_back(
+          {{"link", l.name},
+           {"gb_per_s", l.gb_per_s},
+           {"bytes", l.bytes},
+           {"utilization", span > 0 ? l.bytes / (l.gb_per_s * static_cast<double>(span)) : 0.0}});
+    }
+    d["links"] = links;
+    j["disaggregation"] = d;
+  }
   return j;
 }
 

@@ -23,9 +23,12 @@ class MetricsCollector : public RunObserver {
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
   void on_token(const Request& request, SimTime now, SimTime gap_ns) override;
   void on_request_done(const Request& request, bool rejected) override;
+  void on_transfer(const TransferRecord& transfer) override;
 
-  // The summary.json document (stable keys; see tools/README.md).
-  nlohmann::json summary(const EngineTotals& totals, const Fleet& fleet) const;
+  // The summary.json document (stable keys; see tools/README.md). A disaggregated run passes its
+  // link network: summary["disaggregation"] (transfers, bytes, links), else it is absent.
+  nlohmann::json summary(const EngineTotals& totals, const Fleet& fleet,
+                         const LinkNetwork* network = nullptr) const;
 
   const QuantileSketch& ttft_ms() const { return ttft_; }
   const QuantileSketch& tbt_ms() const { return tbt_; }
@@ -70,6 +73,8 @@ class MetricsCollector : public RunObserver {
   std::int64_t slo_met_ = 0;
   std::int64_t preempted_requests_ = 0;
   std::int64_t prefill_tokens_computed_ = 0;
+  // Disaggregation: each transfer's time on the links and its wait for decode room (ms).
+  QuantileSketch transfer_ms_, handoff_wait_ms_;
 };
 
 nlohmann::json sketch_json(const QuantileSketch& s);

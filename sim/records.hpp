@@ -46,4 +46,16 @@ struct StepRecord {
   double energy_j;         // board energy of the replica's GPUs over the step (0: not priced)
 };
 
+// One KV transfer of disaggregated serving: a request's KV from a prefill to a decode replica.
+struct TransferRecord {
+  std::int64_t request;
+  std::int32_t from_replica;
+  std::int32_t to_replica;
+  std::int64_t queued_ns;  // first token on the prefill replica (it waits for decode room)
+  std::int64_t start_ns;   // decode KV allocated, bytes start to flow
+  std::int64_t end_ns;
+  std::int32_t tokens;  // of KV moved
+  double bytes;
+};
+
 }  // namespace servesim

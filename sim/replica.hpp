@@ -9,6 +9,13 @@
 
 namespace servesim {
 
+// What a replica serves: whole requests (mixed, the default), or one phase of disaggregated
+// serving (prefill: prompts and first tokens; decode: the rest, after the KV transfer).
+enum class ReplicaRole : std::int8_t { kMixed, kPrefill, kDecode };
+inline const char* role_name(ReplicaRole r) {
+  return r == ReplicaRole::kPrefill ? "prefill" : r == ReplicaRole::kDecode ? "decode" : "mixed";
+}
+
 // One replica in a fleet: its spec, scheduler and KV cache, and what the engine tracks about it.
 struct Replica {
   ReplicaId id = 0;
@@ -16,6 +23,8 @@ struct Replica {
   std::unique_ptr<ReplicaScheduler> scheduler;
   KvCache kv;
   std::int32_t max_model_len = 0;  // longest prompt + output a request may have here
+  ReplicaRole role = ReplicaRole::kMixed;
+  int node = 0;  // the cluster node it runs on (disaggregated fleets; LinkNetwork's placement)
   bool busy = false;
   SimTime step_end = -1;  // end of the step in flight (valid while busy)
   SimTime busy_ns = 0;

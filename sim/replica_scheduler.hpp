@@ -34,6 +34,18 @@ class ReplicaScheduler {
   // `finished`.
   virtual void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
                               std::vector<Request*>& finished) = 0;
+  // Prefill/decode disaggregation. A request with hand_off set is returned through `finished` at
+  // its first token still holding its KV; the engine frees it with release_handed_off once the
+  // transfer ended. A request transferred in (its KV already held here, prompt computed, first
+  // token emitted) joins the running set through accept_transferred.
+  virtual void release_handed_off(Request* /*request*/, KvCache& /*kv*/) {
+    throw std::logic_error("scheduler '" + std::string(name()) + "' cannot serve a prefill role");
+  }
+  virtual void accept_transferred(Request* /*request*/, SimTime /*now*/) {
+    throw std::logic_error("scheduler '" + std::string(name()) + "' cannot serve a decode role");
+  }
+  // Most requests it runs at once (max_num_seqs).
+  virtual std::int32_t seat_limit() const = 0;
   // Requests waiting or running (outstanding work, for routers).
   virtual std::int64_t num_outstanding() const = 0;
   // Requests admitted and holding KV.

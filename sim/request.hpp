@@ -66,10 +66,16 @@ struct Request {
       -1;  // its estimate of when the deadline's event happens (first token or finish)
   RejectReason reject_reason = RejectReason::kNone;
   bool demoted = false;  // served best effort, behind every request that could still make it
+  // Prefill/decode disaggregation: it is prefilled on a prefill replica, which is done with it
+  // at its first token and keeps its KV until the transfer to a decode replica ends.
+  bool hand_off = false;
+  bool handoff_waited = false;  // it found no decode replica with room at once
+  SimTime handoff_at = -1;      // its first token, when it joined the hand-off queue
 
   std::int32_t target_tokens() const { return spec.prompt_tokens + generated; }
   std::int32_t pending_tokens() const { return target_tokens() - computed; }
-  bool done() const { return generated >= spec.output_tokens; }
+  // Done on this replica: every output token, or the first on a prefill replica (hand_off).
+  bool done() const { return generated >= (hand_off ? 1 : spec.output_tokens); }
   // A step of one new token on a request past its prompt is a decode.
   bool is_decode() const { return generated > 0 && pending_tokens() == 1; }
 };

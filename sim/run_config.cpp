@@ -1,5 +1,6 @@
 #include "sim/run_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -20,7 +21,7 @@ ConfigNode section_or_empty(const ConfigNode& root, std::string_view key, const 
 ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_model) {
   g.require_map("a replica group {gpu, tp, count, …}");
   g.check_keys({"gpu", "model", "count", "tp", "pp", "precision", "cuda_graphs", "cuda_graph_mode",
-                "cuda_graph_max_tokens", "power_cap_w", "topology"});
+                "cuda_graph_max_tokens", "power_cap_w", "topology", "role"});
   ReplicaGroupConfig c;
   c.node = g;
   c.gpu = g.get_string("gpu");
@@ -47,10 +48,44 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
   if (g.has("topology") && c.topology.empty()) {
     g.at("topology").fail("expected nvlink, pairwise_nvlink or pcie, got an empty value");
   }
+  if (auto role = g.find("role")) {
+    const std::string r = role->as_string();
+    if (r == "prefill") {
+      c.role = ReplicaRole::kPrefill;
+    } else if (r == "decode") {
+      c.role = ReplicaRole::kDecode;
+    } else if (r != "mixed") {
+      role->fail(fmt::format("unknown role '{}' (known: mixed, prefill, decode)", r));
+    }
+  }
+  return c;
+}
+
+ClusterSpec parse_cluster(const ConfigNode& n) {
+  n.require_map("the cluster section");
+  n.check_keys({"gpus_per_node", "nic_gb_per_s", "nic_latency_us", "nvlink_efficiency",
+                "nvlink_latency_us"});
+  ClusterSpec c;
+  c.gpus_per_node = static_cast<int>(n.get_positive_int("gpus_per_node", c.gpus_per_node));
+  c.nic_gb_per_s = n.get_positive("nic_gb_per_s", c.nic_gb_per_s);
+  c.nic_latency_us = n.get_nonnegative("nic_latency_us", c.nic_latency_us);
+  c.nvlink_efficiency = n.get_positive_fraction("nvlink_efficiency", c.nvlink_efficiency);
+  c.nvlink_latency_us = n.get_nonnegative("nvlink_latency_us", c.nvlink_latency_us);
+  // Bandwidths past 1e6 GB/s or latencies past a second are no link (and overflow the ns clock
+  // when scaled): refuse them.
+  if (c.nic_gb_per_s > 1e6) n.at("nic_gb_per_s").fail("expected at most 1e6 GB/s");
+  for (const char* key : {"nic_latency_us", "nvlink_latency_us"}) {
+    if (n.get_nonnegative(key, 0) > 1e6) n.at(key).fail("expected at most 1e6 µs (1 s)");
+  }
   return c;
 }
 
 }  // namespace
+
+bool RunConfig::disaggregated() const {
+  return std::any_of(replicas.begin(), replicas.end(),
+                     [](const ReplicaGroupConfig& g) { return g.role != ReplicaRole::kMixed; });
+}
 
 CudaGraphMode parse_cuda_graph_mode(const ConfigNode& node) {
   const std::string s = node.as_string();
@@ -61,8 +96,8 @@ CudaGraphMode parse_cuda_graph_mode(const ConfigNode& node) {
 RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64_t> seed_override) {
   ConfigNode root = document;  // a handle: set_base_dir below holds for the whole document
   root.require_map("a run configuration");
-  root.check_keys({"name", "seed", "model", "replicas", "scheduler", "router", "cost_model",
-                   "workload", "slo", "output", "catalog", "config_dir"});
+  root.check_keys({"name", "seed", "model", "replicas", "scheduler", "router", "decode_router",
+                   "cluster", "cost_model", "workload", "slo", "output", "catalog", "config_dir"});
   if (auto dir = root.find("config_dir")) {
     // Relative input paths resolve against this folder, not the file's: an output folder's
     // config.yaml names the folder of the config its run was read from.
@@ -107,6 +142,50 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   }
   c.scheduler = section_or_empty(root, "scheduler", "sarathi");
   c.router = section_or_empty(root, "router", "round_robin");
+  // Disaggregation: prefill and decode groups come together, without mixed ones.
+  const auto with_role = [&](ReplicaRole role) {
+    return std::find_if(c.replicas.begin(), c.replicas.end(),
+                        [role](const ReplicaGroupConfig& g) { return g.role == role; });
+  };
+  const auto prefill = with_role(ReplicaRole::kPrefill);
+  const auto decode = with_role(ReplicaRole::kDecode);
+  const auto mixed = with_role(ReplicaRole::kMixed);
+  if (prefill != c.replicas.end() || decode != c.replicas.end()) {
+    const auto& some = prefill != c.replicas.end() ? *prefill : *decode;
+    if (prefill == c.replicas.end() || decode == c.replicas.end()) {
+      some.node.at("role").fail(fmt::format(
+          "a {} group needs a {} group beside it (disaggregated serving: expected groups with "
+          "role prefill and role decode)",
+          role_name(some.role), prefill == c.replicas.end() ? "prefill" : "decode"));
+    }
+    if (mixed != c.replicas.end()) {
+      mixed->node.fail(
+          "a mixed group cannot join a disaggregated fleet (expected role prefill or decode on "
+          "every group)");
+    }
+  }
+  if (c.disaggregated()) {
+    std::int64_t gpus = 0;
+    for (const auto& g : c.replicas) {
+      gpus += static_cast<std::int64_t>(g.count) * g.tp * g.pp;
+      if (gpus > kMaxDisaggregatedGpus) {
+        g.node.fail(
+            fmt::format("this group makes the disaggregated fleet {} GPUs, more than the "
+                        "{} its link graph may have (see tools/README.md, Input limits)",
+                        gpus, kMaxDisaggregatedGpus));
+      }
+    }
+    c.decode_router = section_or_empty(root, "decode_router", "most_free_kv");
+    if (auto cl = root.find("cluster")) c.cluster = parse_cluster(*cl);
+  } else {
+    for (const char* key : {"decode_router", "cluster"}) {
+      if (root.has(key)) {
+        root.at(key).fail(
+            "only a disaggregated fleet has a decode router and KV transfers (expected replica "
+            "groups with role prefill and role decode)");
+      }
+    }
+  }
   c.cost_model = section_or_empty(root, "cost_model", "roofline");
   c.workload = root.at("workload");
   c.workload.require_map("the workload section");

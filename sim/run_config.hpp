@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/config_node.hpp"
+#include "sim/link_network.hpp"
 #include "sim/metrics.hpp"
 #include "sim/replica_spec.hpp"
 
@@ -28,6 +29,7 @@ struct ReplicaGroupConfig {
   std::int64_t cuda_graph_max_tokens = 0;
   double power_cap_w = 0;
   std::string topology;  // "" = the GPU's default (GpuSpec::default_topology)
+  ReplicaRole role = ReplicaRole::kMixed;
 };
 
 // What `output:` asks for.
@@ -46,6 +48,9 @@ struct OutputConfig {
 // before anything is built (a replica's state is a few KiB to a few MiB, its KV block table
 // growing with the GPU's memory; see tools/README.md "Input limits").
 inline constexpr std::int64_t kMaxReplicas = 100'000;
+// The most GPUs (count × tp × pp over the groups) of a disaggregated fleet: its link graph has a
+// vertex per GPU and a path search per GPU pair that moves KV.
+inline constexpr std::int64_t kMaxDisaggregatedGpus = 16'384;
 
 // A run config file, validated at the top level (each plug-in section is validated by its
 // registry when the run is built). Unknown top-level keys are errors.
@@ -56,6 +61,11 @@ struct RunConfig {
   std::vector<ReplicaGroupConfig> replicas;
   ConfigNode scheduler;
   ConfigNode router;
+  // Disaggregated serving (replica groups with role prefill and decode): the decode router and
+  // the cluster's links; disaggregated() is false for a fleet of mixed replicas.
+  ConfigNode decode_router;
+  ClusterSpec cluster;
+  bool disaggregated() const;
   ConfigNode cost_model;
   ConfigNode workload;
   SloPolicy slo;

@@ -20,6 +20,8 @@ class RunObserver {
   virtual void on_token(const Request& /*request*/, SimTime /*now*/, SimTime /*gap_ns*/) {}
   // A request finished or was rejected; called once per request.
   virtual void on_request_done(const Request& /*request*/, bool /*rejected*/) {}
+  // A KV transfer of disaggregated serving ended (its request is on the decode replica now).
+  virtual void on_transfer(const TransferRecord& /*transfer*/) {}
 };
 
 }  // namespace servesim

@@ -97,6 +97,17 @@ int main(int argc, char** argv) {
   auto* network = app.add_subcommand("network", "all-reduce MAPE against all_reduce.csv");
   add_common(network, {.model = false});
   add_engine(network);
+  auto* kv_transfer = app.add_subcommand(
+      "kv-transfer", "one KV copy between two GPUs (P/D link model) against send_recv.csv");
+  add_common(kv_transfer, {.model = false});
+  kv_transfer
+      ->add_option("--nic-gb-per-s", args.cluster.nic_gb_per_s,
+                   "per-GPU NIC bandwidth, GB/s per direction (default 50: 400 Gb/s)")
+      ->check(servesim::number_in(1e-3, 1e6));
+  kv_transfer
+      ->add_option("--nic-latency-us", args.cluster.nic_latency_us,
+                   "one-way NIC latency, µs (default 5)")
+      ->check(servesim::number_in(0, 1e6));
   auto* power = app.add_subcommand(
       "power", "the power model: clock, board power and TFLOP/s of one GEMM per cap and M");
   add_common(power, {.profiles = false, .model = false});
@@ -258,6 +269,7 @@ int main(int argc, char** argv) {
     if (*fit) out = servesim::run_fit(args);
     if (*crossval) out = servesim::run_crossval(args);
     if (*network) out = servesim::run_network(args);
+    if (*kv_transfer) out = servesim::run_kv_transfer(args);
     if (*predict) out = servesim::run_predict(args);
     if (*power) out = servesim::run_power(args);
     if (*place) out = servesim::run_place(args);

@@ -218,9 +218,18 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
       kv.set_prefix_caching(options.enable_prefix_caching);
       run.fleet.push_back(std::make_unique<Replica>(next_id++, spec, std::move(scheduler), kv,
                                                     options.max_model_len));
+      run.fleet.back()->role = g.role;
     }
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));
+  if (config.disaggregated()) {
+    if (config.scheduler.get_string("kind") == "orca") {
+      config.scheduler.at("kind").fail(
+          "orca reserves each request's whole KV at admission and cannot hand a prefill off or "
+          "take one in (expected kind vllm, sarathi or edf in a disaggregated fleet)");
+    }
+    run.decode_router = make_decode_router(config.decode_router, derive_seed(config.seed, 3));
+  }
   if (run.router->queue() != nullptr && !chunked_prefill(config.scheduler, base_options)) {
     config.router.at("kind").fail(
         "replicas pull from the global queue as vLLM V1's chunked-prefill scheduler admits "
@@ -250,9 +259,10 @@ nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* c
   const ScaledCostModel scaled(*run.cost_model, scale);
   MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
   Engine engine(run.fleet, *run.router, *run.workload, scaled, {&metrics});
+  if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
   engine.set_slo(&run.config.slo, scaled.request_overhead_ns(), derive_seed(config.seed, 2));
   const EngineTotals totals = engine.run();
-  return metrics.summary(totals, run.fleet);
+  return metrics.summary(totals, run.fleet, engine.network());
 }
 
 // summary["sensitivity"]: how far the answer moves when every step time is off by ±delta.
@@ -347,6 +357,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
     observers.push_back(writers.get());
   }
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
+  if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
   engine.set_stop(options.stop);
   engine.set_slo(&run.config.slo, run.cost_model->request_overhead_ns(),
                  derive_seed(run.config.seed, 2));
@@ -369,7 +380,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   }
   const EngineTotals totals = engine.run();
   if (options.progress) std::cerr << "\n";
-  const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet);
+  const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet, engine.network());
   nlohmann::json sensitivity;
   if (options.sensitivity_delta > 0 && totals.complete) {
     sensitivity = step_time_sensitivity(run.config, metrics_summary, options.sensitivity_delta,

@@ -30,6 +30,7 @@ struct BuiltRun {
                                      // cost model's tables key on their addresses)
   Fleet fleet;
   std::unique_ptr<Router> router;
+  std::unique_ptr<Router> decode_router;  // disaggregated fleets only
   std::shared_ptr<const CostModel> cost_model;
   std::unique_ptr<Workload> workload;
 };

@@ -376,6 +376,43 @@ NetworkValidation validate_network(const std::string& dir, const GpuSpec& gpu,
   return v;
 }
 
+KvTransferValidation validate_kv_transfer(const std::string& dir, const GpuSpec& gpu,
+                                          const ClusterSpec& cluster) {
+  KvTransferValidation v;
+  for (const NetFile& f : network_files(dir, gpu)) {
+    const std::string path = (fs::path(f.path).parent_path() / "send_recv.csv").string();
+    if (!is_regular(path)) continue;
+    // Two one-GPU replicas on GPUs 0 and 1: one node, or (one GPU per node) two.
+    Fleet fleet;
+    for (int i = 0; i < 2; ++i) {
+      ReplicaSpec spec;
+      spec.gpu = &gpu;
+      spec.topology = f.topology;
+      fleet.push_back(std::make_unique<Replica>(i, spec, nullptr, KvCache(1, 16, 0), 1));
+    }
+    std::map<bool, KvTransferValidation::Slice> by_placement;
+    for (const bool same : {true, false}) {
+      ClusterSpec c = cluster;
+      c.gpus_per_node = same ? 8 : 1;
+      const LinkNetwork net(fleet, c);
+      for (const VidurNetworkRow& r : read_vidur_network(path, "send_recv")) {
+        if (r.num_workers != 2 || (r.devices_per_node == 2) != same) continue;
+        auto& s = by_placement[same];
+        s.file = short_path(path);
+        s.topology = f.topology;
+        s.same_node = same;
+        const double predicted = static_cast<double>(net.solo_time_ns(0, 1, r.size_bytes));
+        s.all.add(predicted, r.ms * 1e6);
+        (r.size_bytes < 1024.0 * 1024.0 ? s.small : s.large).add(predicted, r.ms * 1e6);
+      }
+    }
+    for (const bool same : {true, false}) {
+      if (by_placement.count(same)) v.slices.push_back(by_placement[same]);
+    }
+  }
+  return v;
+}
+
 FitReport fit_network_constants(const std::string& dir, const GpuSpec& gpu,
                                 const AnalyticalParams& start) {
   FitReport rep;

@@ -9,6 +9,7 @@
 #include "costmodels/analytical/profile_validation.hpp"
 #include "costmodels/profile/vidur_profile.hpp"
 #include "sim/gpu_spec.hpp"
+#include "sim/link_network.hpp"
 
 namespace servesim {
 
@@ -53,6 +54,22 @@ struct NetworkValidation {
 };
 NetworkValidation validate_network(const std::string& network_dir, const GpuSpec& gpu,
                                    const AnalyticalParams& params);
+
+// One GPU-to-GPU KV copy as disaggregated serving prices it (LinkNetwork with `cluster`: NVLink or
+// its bridge inside a node, the NICs between nodes) against Vidur's send_recv.csv beside the
+// all_reduce.csv files validate_network reads: rows with devices_per_node 2 are one node, 1 two
+// nodes. Per file and placement, all rows and those below / from 1 MiB.
+struct KvTransferValidation {
+  struct Slice {
+    std::string file;
+    std::string topology;
+    bool same_node = true;
+    ErrorStats all, small, large;
+  };
+  std::vector<Slice> slices;
+};
+KvTransferValidation validate_kv_transfer(const std::string& network_dir, const GpuSpec& gpu,
+                                          const ClusterSpec& cluster);
 
 // Replaces (or appends) the top-level `analytical:` section of a YAML file with the report's
 // constants, keeping every other line of the file as it was, and the `fitted:` records of

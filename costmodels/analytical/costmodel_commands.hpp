@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/link_network.hpp"
+
 namespace servesim {
 
 // Arguments of the `costmodel` tool's subcommands (see tools/costmodel.cpp).
@@ -45,6 +47,8 @@ struct CostmodelArgs {
   int prefill_tokens = 0;
   int context = 0;
   int decodes = 0;
+  // kv-transfer: the cluster's links (ClusterSpec's defaults unless given)
+  ClusterSpec cluster;
 };
 
 // Each returns the text to print; bad input throws InputError. Library code: no printing.
@@ -57,6 +61,8 @@ std::string run_fit(const CostmodelArgs& args);
 // RMSNorm, GELU as SiLU-and-mul) or are reported as in sample.
 std::string run_crossval(const CostmodelArgs& args);
 std::string run_network(const CostmodelArgs& args);
+// A KV copy between two GPUs as disaggregated serving prices it, against send_recv.csv.
+std::string run_kv_transfer(const CostmodelArgs& args);
 std::string run_predict(const CostmodelArgs& args);
 // The power model on one GEMM shape (PHYSICS §6): clock, board power and TFLOP/s per (cap, M),
 // the penalty of the lowest cap against the highest and the cap → clock slope per M.

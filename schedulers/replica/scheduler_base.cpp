@@ -132,7 +132,7 @@ void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache&
   for (const auto& e : batch.entries) {
     Request* r = e.request;
     if (r->done()) {  // its published prefix blocks stay cached when freed (as in vLLM)
-      release_finished(r, kv);
+      if (!r->hand_off) release_finished(r, kv);  // a hand-off keeps it until it is sent
       finished.push_back(r);
       any_done = true;
     }
@@ -142,6 +142,10 @@ void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache&
                                   [](const Request* r) { return r->done(); }),
                    running_.end());
   }
+}
+
+void SchedulerBase::accept_transferred(Request* request, SimTime /*now*/) {
+  running_.push_back(request);
 }
 
 std::int64_t SchedulerBase::prefill_backlog_tokens() const {

@@ -51,7 +51,10 @@ std::string router_error(const std::string& yaml) {
 TEST_CASE("The registries list every scheduler and router kind", "[schedulers][registry]") {
   CHECK(replica_scheduler_kinds() == std::vector<std::string>{"edf", "orca", "sarathi", "vllm"});
   CHECK(router_kinds() == std::vector<std::string>{"cap_blind", "global_queue", "least_outstanding",
-                                                   "power_aware", "random", "round_robin"});
+                                                   "least_prefill_tokens", "power_aware", "random",
+                                                   "round_robin"});
+  CHECK(decode_router_kinds() ==
+        std::vector<std::string>{"least_outstanding", "most_free_kv", "random", "round_robin"});
 }
 
 TEST_CASE("Every scheduler kind builds from a minimal section and serves requests to the end",

@@ -23,6 +23,7 @@ class FakeScheduler : public ReplicaScheduler {
   std::int64_t num_running() const override { return 0; }
   std::int64_t prefill_backlog_tokens() const override { return 0; }
   std::int32_t token_budget() const override { return 0; }
+  std::int32_t seat_limit() const override { return 0; }
   std::int64_t outstanding_ = 0;
 };
 

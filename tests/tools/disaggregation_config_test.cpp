@@ -1,0 +1,127 @@
+// Disaggregated fleets as a user writes them: the config's rules, a whole run's conservation,
+// and that a fleet of mixed replicas runs exactly as before (no P/D code on its path).
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "sim/input_error.hpp"
+#include "sim/run_config.hpp"
+#include "tools/tool_common.hpp"
+
+namespace servesim {
+namespace {
+
+std::string config(const std::string& replicas, const std::string& extra = "",
+                   const std::string& scheduler = "{kind: sarathi, chunk_size: 2048}") {
+  return "name: t\nseed: 3\nmodel: meta-llama/Llama-3.1-8B\nreplicas: " + replicas +
+         "\nscheduler: " + scheduler + "\ncost_model: {kind: analytical}\n" + extra +
+         "workload:\n  arrival: {kind: poisson, qps: 4}\n  lengths: {kind: fixed, "
+         "prompt_tokens: 1000, output_tokens: 10}\n  num_requests: 50\n";
+}
+
+nlohmann::json run(const std::string& yaml) {
+  BuiltRun built = build_run(RunConfig::parse(ConfigNode::parse(yaml, "t.yaml")));
+  RunOptions options;
+  options.write_outputs = false;
+  return execute_run(built, options);
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    run(yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no InputError for:\n" << yaml);
+  return "";
+}
+
+const std::string kPd = "[{gpu: h100-sxm, role: prefill}, {gpu: h100-sxm, count: 2, role: decode}]";
+
+}  // namespace
+
+TEST_CASE("A disaggregated run moves every request's KV once and loses none", "[pd]") {
+  const auto s = run(config(kPd));
+  CHECK(s["requests"]["finished"] == 50);
+  CHECK(s["requests"]["unfinished"] == 0);
+  const auto& d = s["disaggregation"];
+  CHECK(d["transfers"] == 50);
+  CHECK(d["kv_tokens"] == 50 * 1000);
+  // Llama-3.1-8B: 32 layers × 8 KV heads × 128 dims × K and V × 2 bytes = 131,072 B per token.
+  CHECK(d["kv_bytes"].get<double>() == 50.0 * 1000 * 131072);
+  CHECK(d["roles"]["prefill"]["replicas"] == 1);
+  CHECK(d["roles"]["decode"]["replicas"] == 2);
+  CHECK(s["replicas"][1]["role"] == "decode");
+  // One node: the KV moves over NVLink, from GPU 0 to GPUs 1 and 2, and the links say so.
+  double out_of_gpu0 = 0;
+  for (const auto& l : d["links"]) {
+    if (l["link"] == "gpu0>nvswitch0") out_of_gpu0 = l["bytes"].get<double>();
+  }
+  CHECK(out_of_gpu0 == Approx(50.0 * 1000 * 131072));
+}
+
+TEST_CASE("A fleet of mixed replicas runs exactly as one without roles", "[pd]") {
+  const std::string plain = "[{gpu: h100-sxm, count: 2}]";
+  const std::string mixed = "[{gpu: h100-sxm, count: 2, role: mixed}]";
+  auto a = run(config(plain));
+  auto b = run(config(mixed));
+  CHECK(a["config"]["replicas"][0].size() + 1 == b["config"]["replicas"][0].size());
+  a.erase("config");  // the config as written, `role: mixed` in one
+  b.erase("config");
+  CHECK(a.dump() == b.dump());
+  CHECK_FALSE(a.contains("disaggregation"));
+  CHECK_FALSE(a["replicas"][0].contains("role"));
+}
+
+TEST_CASE("Disaggregation config errors name the key and what was expected", "[pd][errors]") {
+  using Catch::Contains;
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, role: prefill}]")),
+             Contains("t.yaml:4:") && Contains("a prefill group needs a decode group beside it"));
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, role: prefill}, {gpu: h100-sxm, role: decode}, "
+                             "{gpu: h100-sxm}]")),
+             Contains("a mixed group cannot join a disaggregated fleet"));
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, role: both}]")),
+             Contains("unknown role 'both' (known: mixed, prefill, decode)"));
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm}]", "decode_router: {kind: most_free_kv}\n")),
+             Contains("t.yaml:7:") && Contains("only a disaggregated fleet has a decode router"));
+  CHECK_THAT(error_of(config(kPd, "decode_router: {kind: power_aware}\n")),
+             Contains("unknown decode router 'power_aware'") &&
+                 Contains("known: least_outstanding, most_free_kv, random, round_robin"));
+  CHECK_THAT(error_of(config(kPd, "cluster: {nic_gbps: 400}\n")),
+             Contains("t.yaml:7:") && Contains("nic_gbps"));
+  CHECK_THAT(error_of(config(kPd, "cluster: {nvlink_efficiency: 1.5}\n")),
+             Contains("nvlink_efficiency"));
+  // 2048 × 4 + 2049 × 4 GPUs: one replica past the limit, refused before anything is built.
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, role: prefill, count: 2048, tp: 4}, "
+                             "{gpu: h100-sxm, role: decode, count: 2049, tp: 4}]")),
+             Contains("t.yaml:4:64: replicas[1]:") &&
+                 Contains("makes the disaggregated fleet 16388 GPUs, more "
+                          "than the 16384 its link graph may have"));
+  CHECK_THAT(error_of(config(kPd, "", "{kind: orca}")),
+             Contains("orca reserves each request's whole KV at admission and cannot hand a "
+                      "prefill off"));
+}
+
+TEST_CASE("The decode router's local_first keeps KV on the node when it can", "[pd]") {
+  // Two nodes of 2 GPUs: prefill + decode on node 0, a second decode replica alone on node 1.
+  const std::string fleet =
+      "[{gpu: h100-sxm, role: prefill}, {gpu: h100-sxm, count: 2, role: decode}]";
+  const auto s = run(config(fleet,
+                            "cluster: {gpus_per_node: 2}\ndecode_router: {kind: "
+                            "most_free_kv, local_first: true}\n"));
+  double nic = 0;
+  for (const auto& l : s["disaggregation"]["links"]) {
+    if (l["link"].get<std::string>().find("nic") != std::string::npos)
+      nic += l["bytes"].get<double>();
+  }
+  CHECK(nic == 0);
+  // Without it the emptier replica on node 1 takes some, over the NICs.
+  const auto spread = run(config(fleet, "cluster: {gpus_per_node: 2}\n"));
+  double spread_nic = 0;
+  for (const auto& l : spread["disaggregation"]["links"]) {
+    if (l["link"] == "gpu0>nic") spread_nic += l["bytes"].get<double>();
+  }
+  CHECK(spread_nic > 0);
+}
+
+}  // namespace servesim
