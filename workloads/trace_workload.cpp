@@ -41,9 +41,10 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
   // A rescaled last arrival past the horizon is an error (before any int64 arithmetic wraps).
   auto check_horizon = [&](double rescaled_last, std::string_view key, double value) {
     if (rescaled_last > static_cast<double>(kSimHorizon)) {
-      fail_rescale(fmt::format("{} {} puts the trace's last arrival {:.3g} s into the run, past "
-                               "the simulated-time horizon ({:.0e} s)",
-                               key, value, rescaled_last * 1e-9, kSimHorizonS));
+      fail_rescale(
+          fmt::format("{} {} puts the trace's last arrival {:.3g} s into the run, past "
+                      "the simulated-time horizon ({:.0e} s)",
+                      key, value, rescaled_last * 1e-9, kSimHorizonS));
     }
   };
   if (rows_ >= 2 && span > 0) {
@@ -74,9 +75,10 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
       scale_den_ = span;
       if (scale_num_ <= 0) {
         // Rows would arrive less than half a nanosecond apart.
-        fail_rescale(fmt::format("qps {} is too high for this trace (its {} rows would arrive "
-                                 "less than 1 ns apart; expected at most {:.3g})",
-                                 rescale.value, rows_, 2e9 * static_cast<double>(rows_ - 1)));
+        fail_rescale(
+            fmt::format("qps {} is too high for this trace (its {} rows would arrive "
+                        "less than 1 ns apart; expected at most {:.3g})",
+                        rescale.value, rows_, 2e9 * static_cast<double>(rows_ - 1)));
       }
       break;
   }

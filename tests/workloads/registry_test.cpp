@@ -208,14 +208,16 @@ TEST_CASE("workloads that cannot be built say what is missing", "[workloads][bad
                  Contains("cannot rescale to qps 2: the 1 replayed rows span 0 s"));
   // A rescale value the trace cannot take is an error at the key (found by fuzz_config: the
   // message named only the trace).
-  CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', qps: 2.7e70}}\n",
-                                  fixture("small_vidur_format.csv"))),
-             Contains("test.yaml:2:") && Contains("qps 2.7e+70 is too high for this trace") &&
-                 Contains("small_vidur_format.csv)"));
-  CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', "
-                                  "time_scale: 1e-12}}\n",
-                                  fixture("small_vidur_format.csv"))),
-             Contains("test.yaml:2:") && Contains("time_scale 1e-12 is too small (expected ≥ 1e-9)"));
+  CHECK_THAT(
+      error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', qps: 2.7e70}}\n",
+                           fixture("small_vidur_format.csv"))),
+      Contains("test.yaml:2:") && Contains("qps 2.7e+70 is too high for this trace") &&
+          Contains("small_vidur_format.csv)"));
+  CHECK_THAT(
+      error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', "
+                           "time_scale: 1e-12}}\n",
+                           fixture("small_vidur_format.csv"))),
+      Contains("test.yaml:2:") && Contains("time_scale 1e-12 is too small (expected ≥ 1e-9)"));
   CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: vidur, file: '{}', "
                                   "time_scale: 1e300}}\n",
                                   fixture("small_vidur_format.csv"))),
