@@ -56,6 +56,8 @@ EngineTotals Engine::run() {
       on_arrivals(e.time);
     } else if (e.kind == kTransfer) {
       on_transfers(e.time);
+    } else if (e.kind == kStageFree) {
+      try_start(*fleet_[static_cast<std::size_t>(e.target)], e.time);
     } else {
       on_step_end(*fleet_[static_cast<std::size_t>(e.target)], e.time);
     }
@@ -97,7 +99,7 @@ void Engine::on_arrivals(SimTime now) {
   }
   if (pending_) queue_.push(pending_->arrival, kArrival, 0);
   for (auto& replica : fleet_) {
-    if (!replica->busy) try_start(*replica, now);
+    try_start(*replica, now);  // no-op while its stages are all taken
   }
 }
 
@@ -158,11 +160,12 @@ void Engine::set_step_power(Replica& replica, double watts, SimTime now) {
 }
 
 void Engine::try_start(Replica& replica, SimTime now) {
+  if (static_cast<int>(replica.in_flight.size()) >= replica.max_in_flight) return;
+  if (now < replica.stage_free) return;  // its kStageFree event comes
   replica.batch.clear();
   replica.scheduler->next_batch(now, replica.kv, replica.batch);
   if (replica.batch.empty()) {
-    if (replica.busy) set_step_power(replica, 0, now);
-    replica.busy = false;
+    replica.busy = !replica.in_flight.empty();
     totals_.preemptions += replica.batch.preempted;
     return;
   }
@@ -173,15 +176,27 @@ void Engine::try_start(Replica& replica, SimTime now) {
   for (const auto& p : shape_.prefills) prefill_tokens += p.tokens;
   for (const auto& entry : replica.batch.entries) {
     if (entry.request->first_scheduled < 0) entry.request->first_scheduled = now;
+    entry.request->in_flight = true;
   }
+  // Steps end in the order they started (a later one waits for the stages ahead of it).
+  const SimTime end =
+      replica.in_flight.empty() ? now + duration : std::max(now + duration, replica.step_end);
+  // Busy time and idle energy count each instant once, however many steps overlap it.
+  const SimTime overlap = replica.busy ? std::max<SimTime>(0, replica.step_end - now) : 0;
   replica.busy = true;
-  replica.step_end = now + duration;
-  replica.busy_ns += duration;
-  replica.energy_j += cost.energy_j;
+  replica.step_end = end;
+  replica.busy_ns += end - now - overlap;
+  replica.energy_j += cost.energy_j - replica.idle_w * sim_to_s(std::min(overlap, duration));
+  double watts = 0;  // above idle
   if (cost.energy_j > 0) {
-    const double watts = cost.energy_j / sim_to_s(duration);
-    replica.peak_power_w = std::max(replica.peak_power_w, watts);
-    set_step_power(replica, watts - replica.idle_w, now);
+    const double mean_w = cost.energy_j / sim_to_s(duration);
+    replica.peak_power_w = std::max(replica.peak_power_w, mean_w);
+    watts = mean_w - replica.idle_w;
+    set_step_power(replica, replica.step_power_w + watts, now);
+    // Overlapping steps (pipeline stages) draw together.
+    if (!replica.in_flight.empty()) {
+      replica.peak_power_w = std::max(replica.peak_power_w, replica.idle_w + replica.step_power_w);
+    }
   }
   ++replica.steps;
   ++totals_.steps;
@@ -199,14 +214,31 @@ void Engine::try_start(Replica& replica, SimTime now) {
                                                     replica.scheduler->num_running()),
                           cost.energy_j};
   for (auto* o : observers_) o->on_step(record, shape_, cost);
-  queue_.push(now + duration, kStepEnd, replica.id);
+  queue_.push(end, kStepEnd, replica.id);
+  if (replica.max_in_flight > 1) {
+    // The first stage takes the next step after its share of the step's GPU time (the slowest
+    // stage of equal ones, its activation send included), and the host after its own time.
+    const double host = cost[CostComponent::kHost];
+    const double gpu = static_cast<double>(duration) - host;
+    const auto interval =
+        std::max<SimTime>(1, std::llround(std::max(gpu / replica.max_in_flight, host)));
+    replica.stage_free = now + std::min(interval, duration);
+    queue_.push(replica.stage_free, kStageFree, replica.id);
+  }
+  replica.in_flight.push_back({std::move(replica.batch), end, watts});
+  replica.batch = Batch{};
 }
 
 void Engine::on_step_end(Replica& replica, SimTime now) {
-  for (const auto& entry : replica.batch.entries) {
+  Replica::InFlight step = std::move(replica.in_flight.front());
+  replica.in_flight.pop_front();
+  replica.busy = !replica.in_flight.empty();
+  if (step.watts != 0) set_step_power(replica, replica.step_power_w - step.watts, now);
+  for (const auto& entry : step.batch.entries) {
     Request& r = *entry.request;
     r.computed += entry.tokens;
     r.step_tokens = 0;
+    r.in_flight = false;
     if (r.computed == r.target_tokens()) {
       // The step completed everything this request wanted computed: one output token.
       ++r.generated;
@@ -218,7 +250,7 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
     }
   }
   finished_.clear();
-  replica.scheduler->complete_batch(replica.batch, now, replica.kv, finished_);
+  replica.scheduler->complete_batch(step.batch, now, replica.kv, finished_);
   bool handed_off = false;
   for (Request* r : finished_) {
     if (r->hand_off) {  // its first token, on a prefill replica: it decodes elsewhere
@@ -338,8 +370,8 @@ void Engine::on_transfers(SimTime now) {
     totals_.transfer_tokens += r.computed;
     const TransferRecord record{r.id, t.from, t.to, t.queued, t.start, now, r.computed, t.bytes};
     for (auto* o : observers_) o->on_transfer(record);
-    if (!from.busy) try_start(from, now);  // its KV is free now
-    if (!to.busy) try_start(to, now);
+    try_start(from, now);  // its KV is free now
+    try_start(to, now);
   }
   schedule_network_event();
 }

@@ -78,7 +78,7 @@ class Engine {
   EngineTotals run();
 
  private:
-  enum EventKind : std::int32_t { kArrival = 0, kStepEnd = 1, kTransfer = 2 };
+  enum EventKind : std::int32_t { kArrival = 0, kStepEnd = 1, kTransfer = 2, kStageFree = 3 };
   struct Transfer {
     Request* request = nullptr;
     ReplicaId from = kNoReplica;

@@ -51,6 +51,7 @@ struct Request {
   std::int64_t kv_blocks = 0;    // blocks held in the replica's KV cache
   std::int64_t kv_shared = 0;    // of which leading prefix-cache blocks shared with others
   std::int32_t step_tokens = 0;  // tokens scheduled in the step being formed or run (0 = none)
+  bool in_flight = false;        // in a step that started and has not ended
   SimTime first_scheduled = -1;
   SimTime first_token = -1;
   SimTime last_token = -1;

@@ -21,7 +21,7 @@ ConfigNode section_or_empty(const ConfigNode& root, std::string_view key, const 
 ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_model) {
   g.require_map("a replica group {gpu, tp, count, …}");
   g.check_keys({"gpu", "model", "count", "tp", "pp", "precision", "cuda_graphs", "cuda_graph_mode",
-                "cuda_graph_max_tokens", "power_cap_w", "topology", "role"});
+                "cuda_graph_max_tokens", "power_cap_w", "topology", "role", "batches_in_flight"});
   ReplicaGroupConfig c;
   c.node = g;
   c.gpu = g.get_string("gpu");
@@ -47,6 +47,14 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
   c.topology = g.get_string("topology", "");  // checked against the GPU when the run is built
   if (g.has("topology") && c.topology.empty()) {
     g.at("topology").fail("expected nvlink, pairwise_nvlink or pcie, got an empty value");
+  }
+  if (g.has("batches_in_flight")) {
+    const auto n = g.get_positive_int("batches_in_flight");
+    if (n > c.pp) {
+      g.at("batches_in_flight")
+          .fail(fmt::format("expected 1 to pp ({}) steps in flight, got {}", c.pp, n));
+    }
+    c.batches_in_flight = static_cast<int>(n);
   }
   if (auto role = g.find("role")) {
     const std::string r = role->as_string();

@@ -30,6 +30,7 @@ struct ReplicaGroupConfig {
   double power_cap_w = 0;
   std::string topology;  // "" = the GPU's default (GpuSpec::default_topology)
   ReplicaRole role = ReplicaRole::kMixed;
+  int batches_in_flight = 0;  // pipeline parallelism: steps in flight at once; 0 = pp
 };
 
 // What `output:` asks for.

@@ -219,6 +219,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
       run.fleet.push_back(std::make_unique<Replica>(next_id++, spec, std::move(scheduler), kv,
                                                     options.max_model_len));
       run.fleet.back()->role = g.role;
+      if (g.batches_in_flight > 0) run.fleet.back()->max_in_flight = g.batches_in_flight;
     }
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));

@@ -11,6 +11,7 @@ OrcaScheduler::OrcaScheduler(SchedulerOptions options) : SchedulerBase(options) 
 void OrcaScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
   std::int32_t budget = options_.max_num_batched_tokens;
   for (Request* r : running_) {
+    if (r->in_flight) continue;  // computing in a step of another pipeline stage
     schedule(batch, r, 1);
     --budget;
   }

@@ -68,7 +68,11 @@ void SchedulerBase::preempt(Request* r, KvCache& kv, Batch& batch) {
 
 bool SchedulerBase::grow_or_preempt(Request* r, std::int32_t tokens, KvCache& kv, Batch& batch) {
   while (!kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + tokens)) {
-    Request* victim = running_.back();
+    // The newest running request not computing in a step in flight (pipeline parallelism).
+    auto it = std::find_if(running_.rbegin(), running_.rend(),
+                           [](const Request* q) { return !q->in_flight; });
+    if (it == running_.rend()) return false;  // r itself is in flight: cannot happen
+    Request* victim = *it;
     preempt(victim, kv, batch);
     if (victim == r) return false;
   }

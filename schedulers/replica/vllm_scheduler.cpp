@@ -17,6 +17,7 @@ void VllmScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
   if (!batch.empty()) return;
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Request* r = running_[i];
+    if (r->in_flight) continue;  // computing in a step of another pipeline stage
     if (!grow_or_preempt(r, 1, kv, batch)) break;
     schedule(batch, r, 1);
   }
