@@ -20,6 +20,7 @@ bool EdfScheduler::make_room_for(Request* head, KvCache& kv, Batch& batch) {
   if (!options_.preempt_for_deadline) return false;
   Request* victim = nullptr;
   for (Request* r : running_) {
+    if (r->in_flight) continue;  // computing in a step of another pipeline stage
     if (before(head, r) && (victim == nullptr || before(victim, r))) victim = r;
   }
   if (victim == nullptr) return false;
