@@ -27,6 +27,12 @@ Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel
   }
 }
 
+bool Engine::can_ever_hold(const Replica& replica, const RequestSpec& spec) {
+  // max_model_len bounds the sequence, prompt + output; the KV peaks one token lower.
+  const std::int64_t total = static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens;
+  return total <= replica.max_model_len && replica.kv.can_ever_fit(spec.peak_kv_tokens());
+}
+
 Request* Engine::allocate() {
   if (!free_.empty()) {
     Request* r = free_.back();
@@ -115,11 +121,7 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
     r->deadline = slo_->deadline(r->spec.slo_class, spec.arrival, slo_overhead_ns_);
     r->deadline_ttft = slo_->deadline_is_ttft(r->spec.slo_class);
   }
-  const std::int64_t total = static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens;
-  // max_model_len bounds the sequence, prompt + output; the KV peaks one token lower.
-  const auto fits = [&](const Replica& replica) {
-    return total <= replica.max_model_len && replica.kv.can_ever_fit(spec.peak_kv_tokens());
-  };
+  const auto fits = [&](const Replica& replica) { return can_ever_hold(replica, spec); };
   eligible_.clear();
   for (const auto& replica : fleet_) {
     if (replica->role != ReplicaRole::kDecode && fits(*replica)) eligible_.push_back(replica->id);
@@ -299,10 +301,7 @@ void Engine::drain_handoffs(SimTime now) {
           d.scheduler->num_running() + incoming_[static_cast<std::size_t>(d.id)];
       const std::int64_t blocks = d.kv.blocks_for_tokens(r->computed);
       if (seats < d.scheduler->seat_limit() &&
-          blocks <= d.kv.free_blocks() - d.kv.watermark_blocks() &&
-          static_cast<std::int64_t>(r->spec.prompt_tokens) + r->spec.output_tokens <=
-              d.max_model_len &&
-          d.kv.can_ever_fit(r->spec.peak_kv_tokens())) {
+          blocks <= d.kv.free_blocks() - d.kv.watermark_blocks() && can_ever_hold(d, r->spec)) {
         eligible_.push_back(d.id);
       }
     }

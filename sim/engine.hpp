@@ -91,6 +91,8 @@ class Engine {
 
   void on_arrivals(SimTime now);
   void admit(const RequestSpec& spec, SimTime now);
+  // Whether `replica` can ever hold a request of `spec` (its length and peak KV).
+  static bool can_ever_hold(const Replica& replica, const RequestSpec& spec);
   void try_start(Replica& replica, SimTime now);
   // The step starting on `replica` now draws `watts` above its idle power (0: it goes idle).
   void set_step_power(Replica& replica, double watts, SimTime now);
