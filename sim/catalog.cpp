@@ -156,6 +156,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
                 "min_power_w",
                 "nvlink_gb_per_s",
                 "nvlink_bridge",
+                "nvswitch_multicast",
                 "pcie_gb_per_s",
                 "source",
                 "analytical",
@@ -211,6 +212,13 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   g.nvlink_bridge = f.get_bool("nvlink_bridge", false);
   if (g.nvlink_bridge && g.nvlink_gb_per_s <= 0) {
     f.at("nvlink_bridge").fail("an NVLink bridge needs nvlink_gb_per_s > 0");
+  }
+  g.nvswitch_multicast = f.get_bool("nvswitch_multicast", false);
+  if (g.nvswitch_multicast && (g.nvlink_gb_per_s <= 0 || g.nvlink_bridge)) {
+    f.at("nvswitch_multicast")
+        .fail(
+            "NVSwitch multicast needs NVLink through an NVSwitch (nvlink_gb_per_s > 0, no "
+            "nvlink_bridge)");
   }
   g.pcie_gb_per_s = f.get_positive("pcie_gb_per_s", 32);  // every GPU reaches its peers over PCIe
   g.file = f;

@@ -36,6 +36,9 @@ struct GpuSpec {
   // NVLink joins the cards in pairs through a bridge (PCIe boards: A40, H100 PCIe), not all of
   // a node's GPUs through NVSwitch: only pairwise_nvlink (or pcie) can describe their links.
   bool nvlink_bridge = false;
+  // The NVSwitch reduces and multicasts in the switch (NVLink SHARP: third-generation NVSwitch
+  // and later, HGX H100/H200/B200), so NCCL can run an all-reduce of more than two GPUs as NVLS.
+  bool nvswitch_multicast = false;
   double pcie_gb_per_s = 0;  // per direction
   ConfigNode file;           // the whole hardware file, for plug-in sections
   // Where the file's cost-model constants come from ("transferred from the a100-80gb fit …") and

@@ -129,23 +129,26 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
     }
   }
   if (auto c = section(a, "collectives", complete,
-                       {"nvlink_efficiency", "pcie_efficiency", "hop_latency_ns"})) {
-    c->check_keys({"source", "nvlink_efficiency", "pcie_efficiency", "hop_latency_ns", "algorithm",
-                   "custom_max_bytes"});
+                       {"nvlink_efficiency", "pcie_efficiency", "hop_latency_ns", "floor_ns"})) {
+    c->check_keys({"source", "nvlink_efficiency", "pcie_efficiency", "hop_latency_ns", "floor_ns",
+                   "algorithm", "custom_max_bytes", "custom_floor_ns"});
     nvlink_efficiency = c->get_positive_fraction("nvlink_efficiency", nvlink_efficiency);
     pcie_efficiency = c->get_positive_fraction("pcie_efficiency", pcie_efficiency);
     hop_latency_ns = c->get_nonnegative("hop_latency_ns", hop_latency_ns);
+    collective_floor_ns = c->get_nonnegative("floor_ns", collective_floor_ns);
     if (auto alg = c->find("algorithm")) {
       const std::string s = alg->as_string();
       if (s == "ring") {
         allreduce_algorithm = AllReduceAlgorithm::kRing;
       } else if (s == "vllm_custom") {
         allreduce_algorithm = AllReduceAlgorithm::kVllmCustom;
+        (void)c->at("custom_floor_ns");  // the kernel's own fixed cost, not NCCL's
       } else {
         alg->fail("unknown all-reduce algorithm '" + s + "' (known: ring, vllm_custom)");
       }
     }
     custom_allreduce_max_bytes = c->get_positive("custom_max_bytes", custom_allreduce_max_bytes);
+    custom_allreduce_floor_ns = c->get_nonnegative("custom_floor_ns", custom_allreduce_floor_ns);
   }
 }
 

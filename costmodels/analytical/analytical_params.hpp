@@ -90,8 +90,10 @@ struct AnalyticalParams {
   double nvlink_efficiency = 0.6;
   double pcie_efficiency = 0.75;
   double hop_latency_ns = 4000;
+  double collective_floor_ns = 0;  // per NCCL call: launch and the ranks' start, whatever p
   AllReduceAlgorithm allreduce_algorithm = AllReduceAlgorithm::kRing;
   double custom_allreduce_max_bytes = 8 * 1048576.0;  // vLLM's default max_size
+  double custom_allreduce_floor_ns = 0;  // per call of vLLM's kernel: launch and both barriers
   // Host (PHYSICS §1): S(N) = floor + slope·(N−1)
   double host_eager_floor_ns = 2'000'000;
   double host_graph_floor_ns = 500'000;

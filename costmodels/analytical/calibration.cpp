@@ -369,7 +369,10 @@ NetworkValidation validate_network(const std::string& dir, const GpuSpec& gpu,
       s.file = short_path(f.path);
       s.topology = f.topology;
       s.workers = r.num_workers;
-      s.stats.add(topo.all_reduce_ns(r.size_bytes), r.ms * 1e6);
+      const double predicted = topo.all_reduce_ns(r.size_bytes);
+      s.stats.add(predicted, r.ms * 1e6);
+      (r.size_bytes < 1024.0 * 1024.0 ? s.small : s.large).add(predicted, r.ms * 1e6);
+      ++s.algorithms[TpTopology::algorithm_name(topo.algorithm(r.size_bytes))];
     }
     for (auto& [p, s] : by_p) v.slices.push_back(s);
   }
@@ -417,7 +420,9 @@ FitReport fit_network_constants(const std::string& dir, const GpuSpec& gpu,
                                 const AnalyticalParams& start) {
   FitReport rep;
   rep.params = start;
-  // t = 2(p−1)/p · S / (link_bw · η_link) + 2(p−1)·lat: linear in 1/η_nvlink, 1/η_pcie, lat.
+  // Ring: t = floor + 2(p−1)·hop + 2(p−1)/p · S / (link_bw · η_link): linear in 1/η_nvlink,
+  // 1/η_pcie, hop and floor. Rows NCCL may run as NVLS (a multicast NVSwitch, p > 2) follow
+  // another law and stay out.
   std::vector<std::vector<double>> x;
   std::vector<double> y;
   std::map<std::string, int> files;
@@ -429,30 +434,33 @@ FitReport fit_network_constants(const std::string& dir, const GpuSpec& gpu,
       if (r.devices_per_node != r.num_workers) continue;
       const double p = r.num_workers;
       const TpTopology topo(r.num_workers, f.topology, gpu, unit);
+      if (topo.has_nvls()) continue;
       const double bw = topo.ring_bottleneck_bytes_per_ns();
       const bool nv = std::abs(bw - gpu.nvlink_gb_per_s / 2) < 1e-9;
       const double xfer = 2 * (p - 1) / p * r.size_bytes / bw;
-      x.push_back({nv ? xfer : 0.0, nv ? 0.0 : xfer, 2 * (p - 1)});
+      x.push_back({nv ? xfer : 0.0, nv ? 0.0 : xfer, 2 * (p - 1), 1.0});
       y.push_back(r.ms * 1e6);
       ++files[short_path(f.path)];
     }
   }
-  if (x.size() < 3) return rep;
+  if (x.size() < 4) return rep;
   const Eigen::VectorXd beta = relative_lsq(x, y);
   if (beta(0) > 0) rep.params.nvlink_efficiency = 1 / beta(0);
   if (beta(1) > 0) rep.params.pcie_efficiency = 1 / beta(1);
   rep.params.hop_latency_ns = std::max(0.0, beta(2));
+  rep.params.collective_floor_ns = std::max(0.0, beta(3));
   rep.text += fmt::format(
       "  all-reduce nvlink_efficiency {:.3f}  pcie_efficiency {:.3f}  "
-      "hop_latency {:.0f} ns  ({} single-node rows)\n",
+      "hop_latency {:.0f} ns  floor {:.0f} ns  ({} single-node ring rows)\n",
       rep.params.nvlink_efficiency, rep.params.pcie_efficiency, rep.params.hop_latency_ns,
-      y.size());
+      rep.params.collective_floor_ns, y.size());
   rep.yaml_fitted.push_back(fmt::format(
       "collectives: {{nvlink_efficiency: {:.4f}, pcie_efficiency: {:.4f}, hop_latency_ns: {:.0f}, "
-      "rows: {}, method: relative least squares of the ring formula on single-node rows, from: "
-      "\"{}\"}}",
-      rep.params.nvlink_efficiency, rep.params.pcie_efficiency, rep.params.hop_latency_ns, y.size(),
-      rows_note(files)));
+      "floor_ns: {:.0f}, rows: {}, method: relative least squares of the ring formula "
+      "t = floor + 2(p-1) hop + 2(p-1)/p bytes / (efficiency link) on single-node rows NCCL runs "
+      "as a ring, from: \"{}\"}}",
+      rep.params.nvlink_efficiency, rep.params.pcie_efficiency, rep.params.hop_latency_ns,
+      rep.params.collective_floor_ns, y.size(), rows_note(files)));
   return rep;
 }
 
@@ -509,8 +517,8 @@ std::string analytical_section_yaml(const AnalyticalParams& p,
   }
   s += fmt::format(
       "  collectives:\n    nvlink_efficiency: {:.4f}\n    pcie_efficiency: {:.4f}\n"
-      "    hop_latency_ns: {:.0f}\n",
-      p.nvlink_efficiency, p.pcie_efficiency, p.hop_latency_ns);
+      "    hop_latency_ns: {:.0f}\n    floor_ns: {:.0f}\n",
+      p.nvlink_efficiency, p.pcie_efficiency, p.hop_latency_ns, p.collective_floor_ns);
   if (!fitted.empty()) {
     s += "  fitted:\n";
     for (const std::string& f : fitted) s += "    " + f + "\n";

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +49,8 @@ struct NetworkValidation {
     std::string file;
     std::string topology;
     int workers = 0;
-    ErrorStats stats;
+    ErrorStats stats, small, large;         // all rows, those below / from 1 MiB
+    std::map<std::string, int> algorithms;  // rows per algorithm the model chose
   };
   std::vector<Slice> slices;
 };

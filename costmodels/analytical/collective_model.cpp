@@ -28,6 +28,8 @@ TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
                        const AnalyticalParams& params)
     : p_(p),
       hop_latency_ns_(params.hop_latency_ns),
+      floor_ns_(params.collective_floor_ns),
+      custom_floor_ns_(params.custom_allreduce_floor_ns),
       custom_max_bytes_(params.custom_allreduce_max_bytes) {
   // Unknown names, NVLink on a GPU without it, all-to-all NVLink on bridged cards.
   if (const std::string why = gpu.topology_problem(kind); !why.empty()) throw InputError(why);
@@ -50,18 +52,60 @@ TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
   if (p <= 1) bottleneck_ = 0;
   custom_ = params.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom && all_nvlink &&
             (p == 2 || p == 4 || p == 6 || p == 8);
+  nvls_ = gpu.nvswitch_multicast && kind == "nvlink" && all_nvlink && p > 2;
 }
 
-double TpTopology::all_reduce_ns(double bytes) const {
-  if (p_ <= 1) return 0;
+double TpTopology::ring_ns(double bytes) const {
   const double p = p_;
+  return floor_ns_ + 2 * (p - 1) * hop_latency_ns_ + 2 * (p - 1) / p * bytes / bottleneck_;
+}
+
+double TpTopology::nvls_ns(double bytes) const {
+  const double p = p_;
+  return floor_ns_ + 2 * hop_latency_ns_ + (p + 1) / p * bytes / bottleneck_;
+}
+
+TpTopology::Algorithm TpTopology::algorithm(double bytes) const {
+  if (p_ <= 1) return Algorithm::kNone;
   if (custom_ && bytes < custom_max_bytes_) {
     const bool one_stage =
         p_ == 2 || (p_ <= 4 && bytes < 512 * 1024.0) || (p_ <= 8 && bytes < 256 * 1024.0);
-    const double moved = one_stage ? (p - 1) * bytes : 2 * (p - 1) / p * bytes;
-    return moved / bottleneck_ + 2 * hop_latency_ns_;
+    return one_stage ? Algorithm::kCustomOneStage : Algorithm::kCustomTwoStage;
   }
-  return 2 * (p - 1) / p * bytes / bottleneck_ + 2 * (p - 1) * hop_latency_ns_;
+  return nvls_ && nvls_ns(bytes) < ring_ns(bytes) ? Algorithm::kNvls : Algorithm::kRing;
+}
+
+double TpTopology::all_reduce_ns(double bytes) const {
+  const double p = p_;
+  switch (algorithm(bytes)) {
+    case Algorithm::kNone:
+      return 0;
+    case Algorithm::kCustomOneStage:
+      return custom_floor_ns_ + (p - 1) * bytes / bottleneck_;
+    case Algorithm::kCustomTwoStage:
+      return custom_floor_ns_ + 2 * (p - 1) / p * bytes / bottleneck_;
+    case Algorithm::kNvls:
+      return nvls_ns(bytes);
+    case Algorithm::kRing:
+      break;
+  }
+  return ring_ns(bytes);
+}
+
+const char* TpTopology::algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::kNone:
+      return "none";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kNvls:
+      return "nvls";
+    case Algorithm::kCustomOneStage:
+      return "custom one-stage";
+    case Algorithm::kCustomTwoStage:
+      return "custom two-stage";
+  }
+  return "none";
 }
 
 double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,

@@ -12,27 +12,46 @@ namespace servesim {
 //   nvlink           all-to-all NVLink through NVSwitch (DGX/HGX)
 //   pairwise_nvlink  NVLink between GPUs 2i and 2i+1, PCIe between every other pair
 //   pcie             PCIe between every pair
-// A ring all-reduce visits the GPUs in index order and is limited by its slowest hop. With
-// AllReduceAlgorithm::kVllmCustom and every pair on NVLink, messages below the custom size limit
-// take vLLM's custom kernels instead: each rank reads its peers' buffers directly, then two
-// barriers (start, end) of one hop latency each:
+// NCCL runs an all-reduce as the faster of the algorithms the group has (as its tuner does):
+//   ring  visits the GPUs in index order, limited by its slowest hop; every GPU sends and receives
+//         2(p−1)/p · bytes in 2(p−1) steps: t = floor + 2(p−1)·hop + 2(p−1)/p · bytes / bw
+//   nvls  (NVLink SHARP, all-to-all NVLink through a multicast NVSwitch, p > 2 — NCCL turns it
+//         off for two GPUs): the switch reduces what the GPUs load and multicasts what they
+//         store, so every link carries (p+1)/p · bytes each way in two steps (reduce-scatter,
+//         all-gather): t = floor + 2·hop + (p+1)/p · bytes / bw
+// floor is the call's fixed cost (launch and the ranks' start), hop one step's latency.
+// With AllReduceAlgorithm::kVllmCustom and every pair on NVLink, messages below the custom size
+// limit take vLLM's custom kernel instead: each rank reads its peers' buffers directly between two
+// barriers (start, end); custom_floor is the kernel's fixed cost (launch and both barriers):
 //   one-stage (p = 2, or p ≤ 4 and < 512 KiB, or p ≤ 8 and < 256 KiB): (p−1)·bytes / bw
 //   two-stage (reduce-scatter + all-gather): 2(p−1)/p · bytes / bw
 // Immutable after construction.
 class TpTopology {
  public:
+  enum class Algorithm { kNone, kRing, kNvls, kCustomOneStage, kCustomTwoStage };
+
   TpTopology(int p, const std::string& kind, const GpuSpec& gpu, const AnalyticalParams& params);
 
   int size() const { return p_; }
   // Bandwidth of the slowest edge on the ring 0 → 1 → … → p−1 → 0 (bytes/ns).
   double ring_bottleneck_bytes_per_ns() const { return bottleneck_; }
-  // Ring: t = 2(p−1)/p · bytes / bottleneck + 2(p−1) · hop latency; 0 for p = 1. Custom: above.
+  // The algorithm that moves `bytes` (kNone for p = 1) and its time (0 for p = 1).
+  Algorithm algorithm(double bytes) const;
   double all_reduce_ns(double bytes) const;
+  static const char* algorithm_name(Algorithm a);
+  // Whether NCCL may run NVLS on this group (it then takes the faster of ring and NVLS).
+  bool has_nvls() const { return nvls_; }
 
  private:
+  double ring_ns(double bytes) const;
+  double nvls_ns(double bytes) const;
+
   int p_;
   double bottleneck_ = 0;
   double hop_latency_ns_ = 0;
+  double floor_ns_ = 0;
+  double custom_floor_ns_ = 0;
+  bool nvls_ = false;    // NCCL may run NVLS here (multicast NVSwitch, all NVLink, p > 2)
   bool custom_ = false;  // vLLM's custom all-reduce applies (algorithm chosen, all NVLink)
   double custom_max_bytes_ = 0;
 };

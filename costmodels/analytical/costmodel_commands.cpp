@@ -373,6 +373,12 @@ std::string run_ablate(const CostmodelArgs& a) {
   return out + uncataloged_text(c);
 }
 
+namespace {
+nlohmann::json band_json(const ErrorStats& e) {
+  return nlohmann::json{{"mape", e.mape()}, {"mean_signed_error", e.mspe()}, {"n", e.n}};
+}
+}  // namespace
+
 std::string run_network(const CostmodelArgs& a) {
   Context c = load(a, false);
   const NetworkValidation v = validate_network(a.profiles, c.gpu, c.params);
@@ -385,18 +391,28 @@ std::string run_network(const CostmodelArgs& a) {
                              {"workers", s.workers},
                              {"mape", s.stats.mape()},
                              {"mean_signed_error", s.stats.mspe()},
-                             {"n", s.stats.n}});
+                             {"n", s.stats.n},
+                             {"below_1mib", band_json(s.small)},
+                             {"from_1mib", band_json(s.large)},
+                             {"algorithms", s.algorithms}});
     }
     return j.dump(2) + "\n";
   }
-  std::string out =
-      fmt::format("{} — {} all-reduce vs Vidur all_reduce.csv (single-node rows)\n", c.title(),
-                  c.params.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom
-                      ? "vLLM custom (NCCL ring above its size limit)"
-                      : "NCCL ring");
+  std::string out = fmt::format(
+      "{} — {} all-reduce vs Vidur all_reduce.csv (single-node rows)\n", c.title(),
+      c.params.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom
+          ? "vLLM custom (NCCL's faster of ring and NVLS above its size limit)"
+          : "NCCL (the faster of ring and, on a multicast NVSwitch above 2 GPUs, NVLS)");
   for (const auto& s : v.slices) {
-    out += fmt::format("  {:<40} {:<16} p={}  MAPE {:6.2f}%  signed {:+7.2f}%  n={}\n", s.file,
-                       s.topology, s.workers, s.stats.mape(), s.stats.mspe(), s.stats.n);
+    std::string algorithms;
+    for (const auto& [name, n] : s.algorithms) {
+      algorithms += fmt::format("{}{} {}", algorithms.empty() ? "" : ", ", name, n);
+    }
+    out += fmt::format(
+        "  {:<48} {:<16} p={}  MAPE {:6.2f}% (signed {:+7.2f}%)  < 1 MiB {:6.2f}%  ≥ 1 MiB "
+        "{:6.2f}% (signed {:+7.2f}%)  n={}  [{}]\n",
+        s.file, s.topology, s.workers, s.stats.mape(), s.stats.mspe(), s.small.mape(),
+        s.large.mape(), s.large.mspe(), s.stats.n, algorithms);
   }
   return out;
 }
@@ -413,15 +429,12 @@ std::string run_kv_transfer(const CostmodelArgs& a) {
                     {"nic_gb_per_s", k.nic_gb_per_s},
                     {"nic_latency_us", k.nic_latency_us}};
     for (const auto& s : v.slices) {
-      auto band = [](const ErrorStats& e) {
-        return nlohmann::json{{"mape", e.mape()}, {"mean_signed_error", e.mspe()}, {"n", e.n}};
-      };
       j["slices"].push_back({{"file", s.file},
                              {"topology", s.topology},
                              {"placement", s.same_node ? "one node" : "two nodes"},
-                             {"all", band(s.all)},
-                             {"below_1mib", band(s.small)},
-                             {"from_1mib", band(s.large)}});
+                             {"all", band_json(s.all)},
+                             {"below_1mib", band_json(s.small)},
+                             {"from_1mib", band_json(s.large)}});
     }
     return j.dump(2) + "\n";
   }

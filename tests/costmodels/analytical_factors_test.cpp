@@ -68,50 +68,95 @@ TEST_CASE("the L2-reuse law equals a fixed cost plus bytes at the plateau bandwi
 }
 
 TEST_CASE(
-    "a ring all-reduce costs 2(p-1)/p bytes over the slowest link plus 2(p-1) hops and vLLM's "
-    "custom one two barriers",
+    "a ring all-reduce costs a floor, 2(p-1) hops and 2(p-1)/p bytes over the slowest link, "
+    "vLLM's custom one its own floor",
     "[costmodels][analytical]") {
   const GpuSpec gpu = testing::a100_like();  // NVLink 600 GB/s bidirectional, PCIe 32
   AnalyticalParams p;
   p.nvlink_efficiency = 0.5;
   p.pcie_efficiency = 0.75;
   p.hop_latency_ns = 4000;
+  p.collective_floor_ns = 30000;
   const TpTopology nv(8, "nvlink", gpu, p);
   CHECK(nv.ring_bottleneck_bytes_per_ns() == Approx(150));
-  CHECK(nv.all_reduce_ns(1e8) == Approx(2 * 7.0 / 8 * 1e8 / 150 + 14 * 4000));
+  CHECK(nv.all_reduce_ns(1e8) == Approx(30000 + 2 * 7.0 / 8 * 1e8 / 150 + 14 * 4000));
+  CHECK_FALSE(nv.has_nvls());  // an A100's NVSwitch does not multicast
+  CHECK(nv.algorithm(1e8) == TpTopology::Algorithm::kRing);
   // Pairwise NVLink: the 1→2 hop is PCIe, which bounds the ring of 4.
   const TpTopology pair4(4, "pairwise_nvlink", gpu, p);
   CHECK(pair4.ring_bottleneck_bytes_per_ns() == Approx(24));
   const TpTopology pair2(2, "pairwise_nvlink", gpu, p);
   CHECK(pair2.ring_bottleneck_bytes_per_ns() == Approx(150));
   CHECK(TpTopology(1, "nvlink", gpu, p).all_reduce_ns(1e9) == 0);
+  CHECK(TpTopology(1, "nvlink", gpu, p).algorithm(1e9) == TpTopology::Algorithm::kNone);
   CHECK_THROWS(TpTopology(2, "infiniband", gpu, p));
 
-  // vLLM's custom all-reduce on a fully NVLinked group: two barriers, direct reads.
+  // vLLM's custom all-reduce on a fully NVLinked group: its own floor, direct reads.
   AnalyticalParams v = p;
   v.allreduce_algorithm = AllReduceAlgorithm::kVllmCustom;
+  v.custom_allreduce_floor_ns = 9000;
   const TpTopology c4(4, "nvlink", gpu, v);
   const double kib = 1024;
   // p = 4, 256 KiB < 512 KiB: one stage, 3 peers' buffers read.
-  CHECK(c4.all_reduce_ns(256 * kib) == Approx(3 * 256 * kib / 150 + 2 * 4000));
+  CHECK(c4.all_reduce_ns(256 * kib) == Approx(9000 + 3 * 256 * kib / 150));
+  CHECK(c4.algorithm(256 * kib) == TpTopology::Algorithm::kCustomOneStage);
   // p = 4, 1 MiB: two stages (reduce-scatter + all-gather).
-  CHECK(c4.all_reduce_ns(1024 * kib) == Approx(2 * 3.0 / 4 * 1024 * kib / 150 + 2 * 4000));
+  CHECK(c4.all_reduce_ns(1024 * kib) == Approx(9000 + 2 * 3.0 / 4 * 1024 * kib / 150));
+  CHECK(c4.algorithm(1024 * kib) == TpTopology::Algorithm::kCustomTwoStage);
   // p = 8, 256 KiB is already two-stage; 128 KiB one-stage.
   const TpTopology c8(8, "nvlink", gpu, v);
-  CHECK(c8.all_reduce_ns(256 * kib) == Approx(2 * 7.0 / 8 * 256 * kib / 150 + 2 * 4000));
-  CHECK(c8.all_reduce_ns(128 * kib) == Approx(7 * 128 * kib / 150 + 2 * 4000));
-  // Above the custom size limit (8 MiB) NCCL's ring again; and never without NVLink everywhere.
+  CHECK(c8.all_reduce_ns(256 * kib) == Approx(9000 + 2 * 7.0 / 8 * 256 * kib / 150));
+  CHECK(c8.all_reduce_ns(128 * kib) == Approx(9000 + 7 * 128 * kib / 150));
+  // Above the custom size limit (8 MiB) NCCL again; and never without NVLink everywhere.
   CHECK(c8.all_reduce_ns(16 * 1024 * kib) == Approx(nv.all_reduce_ns(16 * 1024 * kib)));
   CHECK(TpTopology(4, "pairwise_nvlink", gpu, v).all_reduce_ns(kib) ==
         Approx(pair4.all_reduce_ns(kib)));
-  // It is what an engine profile selects; a misspelt algorithm is an input error.
+  // It is what an engine profile selects, with the kernel's floor; a misspelt algorithm, or the
+  // custom kernel without its floor, is an input error.
   AnalyticalParams parsed;
-  parsed.apply_analytical(
-      ConfigNode::parse("collectives: {algorithm: vllm_custom, custom_max_bytes: 4096}", "t"));
+  parsed.apply_analytical(ConfigNode::parse(
+      "collectives: {algorithm: vllm_custom, custom_max_bytes: 4096, custom_floor_ns: 9200, "
+      "floor_ns: 123}",
+      "t"));
   CHECK(parsed.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom);
   CHECK(parsed.custom_allreduce_max_bytes == 4096);
+  CHECK(parsed.custom_allreduce_floor_ns == 9200);
+  CHECK(parsed.collective_floor_ns == 123);
   CHECK_THROWS_AS(parsed.apply_analytical(ConfigNode::parse("collectives: {algorithm: tree}", "t")),
                   InputError);
+  CHECK_THROWS_WITH(
+      parsed.apply_analytical(ConfigNode::parse("collectives: {algorithm: vllm_custom}", "t")),
+      Catch::Contains("custom_floor_ns"));
+}
+
+TEST_CASE(
+    "on a multicast NVSwitch NCCL runs NVLS above two GPUs: two steps, (p+1)/p bytes per link",
+    "[costmodels][analytical]") {
+  GpuSpec gpu = testing::a100_like();  // NVLink 300 GB/s one way
+  gpu.nvswitch_multicast = true;
+  AnalyticalParams p;
+  p.nvlink_efficiency = 0.5;  // 150 bytes/ns
+  p.hop_latency_ns = 1000;
+  p.collective_floor_ns = 30000;
+  // p = 8: ring 30000 + 14000 + 1.75 S/150, NVLS 30000 + 2000 + 1.125 S/150: NVLS from any size
+  // (fewer steps and fewer bytes).
+  const TpTopology t8(8, "nvlink", gpu, p);
+  CHECK(t8.has_nvls());
+  CHECK(t8.algorithm(2048) == TpTopology::Algorithm::kNvls);
+  CHECK(t8.all_reduce_ns(64e6) == Approx(30000 + 2000 + 9.0 / 8 * 64e6 / 150));
+  // Two GPUs never (NCCL turns NVLS off at p ≤ 2), nor pairs or PCIe.
+  CHECK_FALSE(TpTopology(2, "nvlink", gpu, p).has_nvls());
+  CHECK_FALSE(TpTopology(4, "pcie", gpu, p).has_nvls());
+  CHECK(TpTopology(2, "nvlink", gpu, p).all_reduce_ns(1e6) == Approx(30000 + 2 * 1000 + 1e6 / 150));
+  // With one floor and one step latency NVLS is never slower from p = 3 on: 2 ≤ 2(p−1) steps and
+  // (p+1)/p ≤ 2(p−1)/p bytes per link (equal bytes at p = 3, where only the steps differ).
+  const TpTopology t3(3, "nvlink", gpu, p);
+  CHECK(t3.all_reduce_ns(3e6) == Approx(30000 + 2000 + 4.0 / 3 * 3e6 / 150));
+  for (int n = 3; n <= 8; ++n) {
+    for (const double bytes : {2048.0, 1e6, 64e6}) {
+      CHECK(TpTopology(n, "nvlink", gpu, p).algorithm(bytes) == TpTopology::Algorithm::kNvls);
+    }
+  }
 }
 
 TEST_CASE("efficiencies and achieved fractions above 1 or at 0 are input errors",

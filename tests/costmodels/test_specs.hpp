@@ -31,7 +31,7 @@ analytical:
     kv_write: {floor_ns: 7700, bw_fraction: 0.22, row_elem_ns: 0}
     embedding: {floor_ns: 5000, bw_fraction: 0.15, row_elem_ns: 0}
     sampling: {floor_ns: 20000, bw_fraction: 0.5, row_elem_ns: 0}
-  collectives: {nvlink_efficiency: 0.55, pcie_efficiency: 0.72, hop_latency_ns: 4100}
+  collectives: {nvlink_efficiency: 0.55, pcie_efficiency: 0.72, hop_latency_ns: 4100, floor_ns: 0}
 host: {eager_floor_ns: 2000000, graph_floor_ns: 500000, slope_ns: 0}
 )",
                            "tests/costmodels/test_specs.hpp");

@@ -75,6 +75,16 @@ TEST_CASE("A hardware file with an unknown key, a wrong GPC sum or no PCIe bandw
       "hw.yaml");
   CHECK_THROWS_WITH(Catalog::load_gpu(no_pcie),
                     Contains("hw.yaml:9:16") && Contains("pcie_gb_per_s"));
+  // NVSwitch multicast (NCCL's NVLS) needs NVLink through a switch, not bridged pairs.
+  const std::string base =
+      "arch: hopper\nsms: 4\nboost_clock_mhz: 1\nbf16_tflops: 1\nmemory_gb: 1\n"
+      "memory_bw_gb_per_s: 1\nl2_mb: 1\ntdp_w: 1\nnvlink_gb_per_s: 600\n";
+  CHECK(Catalog::load_gpu(ConfigNode::parse(base + "nvswitch_multicast: true\n", "hw.yaml"))
+            .nvswitch_multicast);
+  CHECK_THROWS_WITH(
+      Catalog::load_gpu(
+          ConfigNode::parse(base + "nvlink_bridge: true\nnvswitch_multicast: true\n", "hw.yaml")),
+      Contains("hw.yaml:11:21") && Contains("NVSwitch multicast needs NVLink through an NVSwitch"));
 }
 
 TEST_CASE("A model file with zero KV heads or head size is rejected, not divided by", "[catalog]") {

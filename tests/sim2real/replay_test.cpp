@@ -450,14 +450,16 @@ TEST_CASE("a fit is written into an engine file line by line, keeping everything
   f.objective = 4.16;
   const std::string before =
       "# comment kept\nname: e\nsource: |\n  kept\nrequest_overhead_ns: 1\n"
-      "analytical: {collectives: {algorithm: vllm_custom}}\ngpus:\n  h100-sxm:\n"
+      "analytical: {collectives: {algorithm: vllm_custom, custom_floor_ns: 1}}\ngpus:\n  "
+      "h100-sxm:\n"
       "    host: {graph_floor_ns: 1, eager_floor_ns: 2}\n"
       "    analytical: {attention: {decode_bw_fraction: 0.5}}\n  h200:\n"
       "    host: {graph_floor_ns: 7, eager_floor_ns: 8}\nfitted: {old: 1}\n";
   const std::string after = update_engine_file(before, "e", "h100-sxm", c, f);
   CHECK_THAT(after, Contains("# comment kept\nname: e\nsource: |\n  kept\n"));
   CHECK_THAT(after, Contains("request_overhead_ns: 4000000\n"));
-  CHECK_THAT(after, Contains("analytical: {collectives: {algorithm: vllm_custom}}\n"));
+  CHECK_THAT(after,
+             Contains("analytical: {collectives: {algorithm: vllm_custom, custom_floor_ns: 1}}\n"));
   CHECK_THAT(after, Contains("  h100-sxm:\n    host: {graph_floor_ns: 250000, eager_floor_ns: "
                              "3000000}\n    analytical: {attention: {decode_bw_fraction: 0.89}}\n"
                              "  h200:\n    host: {graph_floor_ns: 7, eager_floor_ns: 8}\n"));
