@@ -273,6 +273,33 @@ TEST_CASE("the step-time sensitivity is near 1 at light load and grows near capa
   CHECK(plain.sim.e2e_mean == heavy.sim.e2e_mean);
 }
 
+TEST_CASE(
+    "the online learner learns from the first fifth of a trace only and is scored on the rest",
+    "[sim2real][replay][online][data]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  ReplayOptions o;
+  o.online = "frozen";
+  const RunResult frozen = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  REQUIRE(frozen.online);
+  const OnlineResult& f = *frozen.online;
+  // 7,200 rows: it learns from requests 0 … 1,439 and never from the 5,760 it is scored on.
+  CHECK(f.learned == 1440);
+  CHECK(f.observations == 1440);
+  CHECK(f.scored_requests == 5760);
+  CHECK(f.static_score.overall >= 0);
+  CHECK(std::abs(f.step_offset_ms) < 1);  // the shipped floor is near right on this fit run
+  // The static replay is the run's own; peeking learns from every request.
+  CHECK(frozen.sim.e2e_mean ==
+        replay(find(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv).sim.e2e_mean);
+  o.online = "peeking";
+  const RunResult peeking = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  REQUIRE(peeking.online);
+  CHECK(peeking.online->observations == 7200);
+  CHECK(peeking.online->static_score.overall == Approx(f.static_score.overall));
+}
+
 TEST_CASE("a run without a trace divides ITL by the output count its measurement implies",
           "[sim2real][replay][data]") {
   const auto shared = shared_runs();

@@ -13,6 +13,7 @@
 #include <tbb/parallel_invoke.h>
 
 #include "costmodels/analytical/engine_profile.hpp"
+#include "costmodels/online/online_cost_model.hpp"
 #include "sim/catalog.hpp"
 #include "sim/engine.hpp"
 #include "sim/input_error.hpp"
@@ -34,6 +35,12 @@ class LatencyRecorder final : public RunObserver {
     }
     outputs[id] = r.spec.output_tokens;
     if (rejected || r.first_token < 0 || r.finished < 0) return;
+    if (learner != nullptr && id < measured->size() && (*measured)[id]) {
+      const Latency& m = *(*measured)[id];
+      learner->observe({r.id, m.ttft_ms * 1e6, m.e2e_ms * 1e6,
+                        static_cast<double>(r.first_token - r.spec.arrival),
+                        static_cast<double>(r.finished - r.spec.arrival), r.spec.output_tokens});
+    }
     latencies[id] =
         Latency{static_cast<double>(r.finished - r.spec.arrival) / 1e6 + overhead_ms_,
                 static_cast<double>(r.first_token - r.spec.arrival) / 1e6 + overhead_ms_};
@@ -51,6 +58,9 @@ class LatencyRecorder final : public RunObserver {
   std::int64_t arrived = 0;  // requests the workload issued (EngineTotals::arrived)
   double step_ns = 0;
   std::int64_t steps = 0;
+  // When set, every finished request with a measurement is shown to the learner.
+  OnlineCostModel* learner = nullptr;
+  const std::vector<std::optional<Latency>>* measured = nullptr;
 
  private:
   double overhead_ms_;
@@ -66,6 +76,37 @@ LatencyRecorder record_run(const RunConfig& config, double step_scale) {
       step_scale == 1.0 ? *run.cost_model : static_cast<const CostModel&>(scaled);
   Engine engine(run.fleet, *run.router, *run.workload, cost, {&rec});
   rec.arrived = engine.run().arrived;
+  return rec;
+}
+
+// Runs `config` under the online learner fed with `measured` (by request id). The latencies
+// carry the learner's final request overhead (frozen: fixed since its last learned request).
+LatencyRecorder record_online_run(const RunConfig& config,
+                                  const std::vector<std::optional<Latency>>& measured,
+                                  const OnlineCostModel::Options& options, OnlineResult& result) {
+  BuiltRun run = build_run(config);
+  OnlineCostModel online(*run.cost_model, options);
+  LatencyRecorder rec;
+  rec.learner = &online;
+  rec.measured = &measured;
+  Engine engine(run.fleet, *run.router, *run.workload, online, {&rec});
+  rec.arrived = engine.run().arrived;
+  const double overhead_ms = static_cast<double>(online.request_overhead_ns()) / 1e6;
+  for (auto& l : rec.latencies) {
+    if (l) {
+      l->e2e_ms += overhead_ms;
+      l->ttft_ms += overhead_ms;
+    }
+  }
+  result.observations = online.observations();
+  result.step_offset_ms = online.step_offset_ns() / 1e6;
+  result.overhead_offset_ms = online.overhead_offset_ns() / 1e6;
+  const std::vector<double>& h = online.history();
+  const double final_offset = h.empty() ? 0 : h.back();
+  const double band = std::max(10e3, 0.05 * std::abs(final_offset));
+  std::size_t k = h.size();
+  while (k > 0 && std::abs(h[k - 1] - final_offset) <= band) --k;
+  result.converged_after = static_cast<std::int64_t>(k);
   return rec;
 }
 
@@ -322,6 +363,7 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     }
   }
 
+  std::vector<std::optional<Latency>> measured;  // exact replays: the trace's rows
   if (res.kind == ReplayKind::kExact) {
     if (res.stage0_only) {
       const double end = e.stages[0].duration_s;
@@ -335,11 +377,11 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
                       fmt::format("{}: replayed {} requests of {} rows", e.trace_file,
                                   rec.latencies.size(), trace.size()));
     }
-    std::vector<std::optional<Latency>> real(trace.size());
+    measured.resize(trace.size());
     for (std::size_t i = 0; i < trace.size(); ++i) {
-      if (!trace[i].error) real[i] = Latency{trace[i].e2e_ms, trace[i].ttft_ms};
+      if (!trace[i].error) measured[i] = Latency{trace[i].e2e_ms, trace[i].ttft_ms};
     }
-    res.per_request = request_errors(rec.latencies, real);
+    res.per_request = request_errors(rec.latencies, measured);
   }
   // The simulated metrics of requests [lo, hi) of recording `r`, scored against `real`: over the
   // rows the server completed (exact) or every simulated request that finished (approximate).
@@ -410,6 +452,53 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     st.sim = simulate_range(rec, begin[k], begin[k + 1], st.real, st.scored_requests, mean_output);
     if (st.scored_requests > 0) st.score = score_run(st.sim, st.real);
     res.stages.push_back(std::move(st));
+  }
+
+  // The online learner's replay, and both it and the static one on the requests it did not
+  // learn from.
+  if (!o.online.empty() && res.kind == ReplayKind::kExact) {
+    OnlineResult on;
+    on.mode = o.online;
+    on.alpha = o.online_alpha;
+    on.learned = static_cast<std::int64_t>(std::ceil(o.learn_fraction * static_cast<double>(n)));
+    OnlineCostModel::Options opts;
+    opts.alpha = o.online_alpha;
+    opts.mode =
+        o.online == "peeking" ? OnlineCostModel::Mode::kPeeking : OnlineCostModel::Mode::kFrozen;
+    opts.learn_requests = on.learned;
+    LatencyRecorder learned;
+    try {
+      learned = record_online_run(config, measured, opts, on);
+    } catch (const InputError& err) {
+      throw run_error(csv_path, e, err.what());
+    }
+    learned.latencies.resize(n);
+    const auto lo = static_cast<std::size_t>(on.learned);
+    std::vector<Latency> rest;
+    double out_sum = 0;
+    for (std::size_t i = lo; i < n; ++i) {
+      if (!measured[i]) continue;
+      rest.push_back(*measured[i]);
+      out_sum += trace[i].output_tokens;
+    }
+    std::int64_t static_scored = 0, online_scored = 0;
+    double mean_output = 0;
+    if (!rest.empty()) {
+      on.real = metrics_of(rest, out_sum / static_cast<double>(rest.size()));
+      on.static_score =
+          score_run(simulate_range(rec, lo, n, on.real, static_scored, mean_output), on.real);
+      on.online_score =
+          score_run(simulate_range(learned, lo, n, on.real, online_scored, mean_output), on.real);
+    }
+    if (static_scored > 0 && online_scored > 0) {
+      on.scored_requests = online_scored;
+      res.online = on;
+    } else {
+      res.notes.push_back(fmt::format(
+          "online: no request after the first {} was measured and simulated in both replays; "
+          "not scored",
+          on.learned));
+    }
   }
 
   // The same replay with every step time off by ±delta: how far a step-pricing error carries

@@ -41,6 +41,14 @@ struct ReplayOptions {
   // > 0: replay twice more with every step time × (1 ± delta) and report how far the metrics
   // move (RunResult::sensitivity); 0 (default): no extra replays.
   double sensitivity_delta = 0;
+  // "frozen" or "peeking": exact replays run once more under the E1.19 online learner
+  // (costmodels/online/online_cost_model.hpp), which learns the step floor and request overhead
+  // from the measured latencies of the first learn_fraction of the requests (frozen) or of every
+  // request (peeking, a diagnostic); both it and the static replay are then scored on the rest
+  // (RunResult::online). "" (default): no online replay.
+  std::string online;
+  double online_alpha = 0.05;
+  double learn_fraction = 0.2;
 };
 
 // The workload as replayed.
@@ -102,6 +110,23 @@ struct Sensitivity {
   double e2e_gain = 0;  // (E2E(+delta) − E2E(−delta)) / E2E / (2 delta)
 };
 
+// The online learner's replay of an exact run beside the static one, both scored on the
+// requests [learned, n) the frozen learner never saw.
+struct OnlineResult {
+  std::string mode;
+  double alpha = 0;
+  std::int64_t learned = 0;       // requests learned from (frozen: the first ones, by id)
+  std::int64_t observations = 0;  // observations the learner used
+  double step_offset_ms = 0;      // learned step floor offset at the end
+  double overhead_offset_ms = 0;  // learned request overhead offset at the end
+  // Observations until the step offset stays within 5% (or 10 µs) of its final value.
+  std::int64_t converged_after = 0;
+  std::int64_t scored_requests = 0;  // the rest, as scored
+  Metrics real;                      // the measured metrics of the rest
+  RunScore static_score;             // the static replay on the rest
+  RunScore online_score;             // the online replay on the rest
+};
+
 struct RunResult {
   const Experiment* experiment = nullptr;
   ReplayKind kind = ReplayKind::kApproximate;
@@ -118,6 +143,7 @@ struct RunResult {
   std::vector<StageResult> stages;
   std::optional<Sensitivity> sensitivity;    // when ReplayOptions::sensitivity_delta > 0
   std::optional<RequestErrors> per_request;  // exact replays only
+  std::optional<OnlineResult> online;        // exact replays with ReplayOptions::online
   std::int64_t requests = 0;                 // simulated requests
   std::int64_t scored_requests = 0;          // used for the simulated metrics
   std::int64_t preemptions = 0;

@@ -121,6 +121,20 @@ std::string format_table(const Report& report) {
           v.delta * 100, -v.delta * 100, v.up_pct.e2e_mean, v.down_pct.e2e_mean, v.up_pct.ttft_mean,
           v.down_pct.ttft_mean, v.up_pct.itl_mean, v.down_pct.itl_mean, v.e2e_gain);
     }
+    if (r.online) {
+      const OnlineResult& on = *r.online;
+      out += fmt::format(
+          "  online ({}, alpha {:g}, learning from requests 0..{}): step floor {:+.3f} ms, request "
+          "overhead {:+.3f} ms after {} observations (settled after {}); on the {} requests after "
+          "them: static {:.1f}%, online {:.1f}% (E2E mean {:+.1f}% / {:+.1f}%, TTFT mean {:+.1f}% "
+          "/ {:+.1f}%, ITL {:+.1f}% / {:+.1f}%)\n",
+          on.mode, on.alpha, on.learned - 1, on.step_offset_ms, on.overhead_offset_ms,
+          on.observations, on.converged_after, on.scored_requests, on.static_score.overall,
+          on.online_score.overall, on.static_score.metrics[0].signed_pct,
+          on.online_score.metrics[0].signed_pct, on.static_score.metrics[3].signed_pct,
+          on.online_score.metrics[3].signed_pct, on.static_score.metrics[6].signed_pct,
+          on.online_score.metrics[6].signed_pct);
+    }
     if (!r.stages.empty()) {
       out += fmt::format("  per stage, signed error (%)  {:>7}", "req");
       for (const auto& n : metric_names()) out += fmt::format("{:>10}", n);
@@ -151,6 +165,18 @@ std::string format_table(const Report& report) {
     if (s.set == ScoreSet::kFit) label += " (exact)";
     if (s.set == ScoreSet::kOverloaded) label += " (not meaningful)";
     out += median_line(label, s.median);
+  }
+  std::vector<const RunScore*> static_rest, online_rest;
+  for (const auto& r : report.runs) {
+    if (!r.online || r.group != RunGroup::kScored || r.online->scored_requests == 0) continue;
+    static_rest.push_back(&r.online->static_score);
+    online_rest.push_back(&r.online->online_score);
+  }
+  if (!static_rest.empty()) {
+    out += fmt::format("\nonline learner ({}), on the requests after those it learned from:\n",
+                       report.options.online);
+    out += median_line("static", median_score(static_rest));
+    out += median_line("online", median_score(online_rest));
   }
   return out;
 }
@@ -204,6 +230,21 @@ nlohmann::json to_json(const Report& report) {
                           {"up_pct", up},
                           {"down_pct", down}};
     }
+    if (r.online) {
+      const OnlineResult& on = *r.online;
+      j["online"] = {{"mode", on.mode},
+                     {"alpha", on.alpha},
+                     {"learned_requests", on.learned},
+                     {"observations", on.observations},
+                     {"step_offset_ms", number(on.step_offset_ms)},
+                     {"overhead_offset_ms", number(on.overhead_offset_ms)},
+                     {"converged_after", on.converged_after},
+                     {"scored_requests", on.scored_requests},
+                     {"static", metrics_json(on.static_score)},
+                     {"static_overall", number(on.static_score.overall)},
+                     {"online", metrics_json(on.online_score)},
+                     {"online_overall", number(on.online_score.overall)}};
+    }
     if (r.per_request) {
       const RequestErrors& q = *r.per_request;
       j["per_request"] = {{"matched", q.matched},
@@ -234,6 +275,9 @@ nlohmann::json to_json(const Report& report) {
                     {"engine", report.options.engine},
                     {"async_scheduling", report.options.async_scheduling},
                     {"sensitivity_pct", report.options.sensitivity_delta * 100},
+                    {"online", report.options.online},
+                    {"online_alpha", report.options.online_alpha},
+                    {"learn_fraction", report.options.learn_fraction},
                     {"engine_substitutes", report.options.engine_substitutes}};
   return doc;
 }

@@ -1,0 +1,94 @@
+#include "costmodels/online/online_cost_model.hpp"
+
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "sim/input_error.hpp"
+
+using namespace servesim;
+
+namespace online_test {
+
+// Every step 5 ms, of which 1 ms host; a request overhead of 2 ms.
+class FiveMs final : public CostModel {
+ public:
+  std::string_view name() const override { return "five"; }
+  StepCost step(const BatchShape&, const ReplicaSpec&) const override {
+    StepCost c;
+    c.total_ns = 5'000'000;
+    c[CostComponent::kHost] = 1'000'000;
+    return c;
+  }
+  SimTime request_overhead_ns() const override { return 2'000'000; }
+};
+
+// One request of 11 tokens as the online model would simulate it alone: TTFT one step, then ten
+// decode steps, each at the model's current step price (no overhead).
+OnlineCostModel::Observation simulated(const OnlineCostModel& m, std::int64_t id,
+                                       double measured_itl_ns, double measured_ttft_ns) {
+  const double step = static_cast<double>(m.step(BatchShape{}, ReplicaSpec{}).total_ns);
+  return {id, measured_ttft_ns, measured_ttft_ns + 10 * measured_itl_ns, step, 11 * step, 11};
+}
+
+}  // namespace online_test
+
+using online_test::FiveMs;
+using online_test::simulated;
+
+TEST_CASE("the online learner converges on a known floor and overhead as an EWMA does",
+          "[costmodels][online]") {
+  const FiveMs base;
+  OnlineCostModel::Options o;
+  o.alpha = 0.1;
+  o.mode = OnlineCostModel::Mode::kPeeking;
+  OnlineCostModel m(base, o);
+  // Measured: steps 2 ms slower than priced (a 3 ms host floor), TTFT = one 7 ms step + 4 ms
+  // overhead. After k observations the step offset is 2 ms · (1 − 0.9^k).
+  for (int k = 1; k <= 20; ++k) REQUIRE(m.observe(simulated(m, k, 7e6, 11e6)));
+  CHECK(m.step_offset_ns() == Approx(2e6 * (1 - std::pow(0.9, 20))).margin(1));
+  for (int k = 21; k <= 300; ++k) m.observe(simulated(m, k, 7e6, 11e6));
+  CHECK(m.step_offset_ns() == Approx(2e6).epsilon(1e-6));
+  CHECK(m.step(BatchShape{}, ReplicaSpec{}).total_ns == 7'000'000);
+  CHECK(m.step(BatchShape{}, ReplicaSpec{})[CostComponent::kHost] == Approx(3e6));
+  // TTFT 11 ms measured, one 7 ms step simulated: the overhead settles at 4 ms (base 2 + 2).
+  CHECK(m.request_overhead_ns() == Approx(4e6).epsilon(1e-4));
+  CHECK(m.observations() == 300);
+  CHECK(m.history().size() == 300);
+}
+
+TEST_CASE("the frozen learner never learns from a request past its learning part",
+          "[costmodels][online]") {
+  const FiveMs base;
+  OnlineCostModel::Options o;
+  o.alpha = 0.2;
+  o.learn_requests = 10;
+  OnlineCostModel m(base, o);
+  for (int id = 0; id < 10; ++id) CHECK(m.observe(simulated(m, id, 6e6, 7e6)));
+  const double offset = m.step_offset_ns();
+  const SimTime overhead = m.request_overhead_ns();
+  CHECK(offset > 0);
+  // Requests 10 and on are what it predicts: observing them changes nothing.
+  for (int id = 10; id < 100; ++id) CHECK_FALSE(m.observe(simulated(m, id, 50e6, 90e6)));
+  CHECK(m.step_offset_ns() == offset);
+  CHECK(m.request_overhead_ns() == overhead);
+  CHECK(m.observations() == 10);
+}
+
+TEST_CASE("the learned floor and overhead stop at zero", "[costmodels][online]") {
+  const FiveMs base;
+  OnlineCostModel::Options o;
+  o.alpha = 0.5;
+  o.mode = OnlineCostModel::Mode::kPeeking;
+  OnlineCostModel m(base, o);
+  // Measured steps of 1 ms and no overhead: only the 1 ms host floor and 2 ms overhead can go.
+  for (int k = 0; k < 100; ++k) m.observe(simulated(m, k, 1e6, 1e6));
+  CHECK(m.step_offset_ns() == Approx(-1e6));
+  CHECK(m.step(BatchShape{}, ReplicaSpec{}).total_ns == 4'000'000);
+  CHECK(m.step(BatchShape{}, ReplicaSpec{})[CostComponent::kHost] == 0);
+  CHECK(m.request_overhead_ns() == 0);
+  CHECK(m.overhead_offset_ns() == Approx(-2e6));
+  OnlineCostModel::Options bad;
+  bad.alpha = 0;
+  CHECK_THROWS_AS(OnlineCostModel(base, bad), InputError);
+}
