@@ -53,6 +53,7 @@ StepCost ScaledCostModel::step(const BatchShape& batch, const ReplicaSpec& repli
       1, static_cast<SimTime>(std::llround(static_cast<double>(c.total_ns) * factor_)));
   for (double& v : c.breakdown_ns) v *= factor_;
   c.energy_j *= factor_;
+  c.stage_ns *= factor_;
   return c;
 }
 

@@ -31,6 +31,10 @@ struct StepCost {
   // Board energy of every GPU of the replica over the step, idle power included; 0 when the
   // model has no power model for the GPU.
   double energy_j = 0;
+  // Pipeline parallelism: GPU time of the slowest stage of the step (its layers, the embedding on
+  // the first, the LM head and sampler on the last, the activation send to the next), which spaces
+  // steps in flight; 0 when the model prices stages as equal shares of the GPU time.
+  double stage_ns = 0;
 
   double& operator[](CostComponent c) { return breakdown_ns[static_cast<std::size_t>(c)]; }
   double operator[](CostComponent c) const { return breakdown_ns[static_cast<std::size_t>(c)]; }

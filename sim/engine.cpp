@@ -218,12 +218,13 @@ void Engine::try_start(Replica& replica, SimTime now) {
   for (auto* o : observers_) o->on_step(record, shape_, cost);
   queue_.push(end, kStepEnd, replica.id);
   if (replica.max_in_flight > 1) {
-    // The first stage takes the next step after its share of the step's GPU time (the slowest
-    // stage of equal ones, its activation send included), and the host after its own time.
+    // The first stage takes the next step once the slowest stage is through this one (its
+    // activation send included; the cost model's stage_ns, else an equal share of the GPU time),
+    // and the host after its own time.
     const double host = cost[CostComponent::kHost];
     const double gpu = static_cast<double>(duration) - host;
-    const auto interval =
-        std::max<SimTime>(1, std::llround(std::max(gpu / replica.max_in_flight, host)));
+    const double stage = std::max(gpu / replica.max_in_flight, cost.stage_ns);
+    const auto interval = std::max<SimTime>(1, std::llround(std::max(stage, host)));
     replica.stage_free = now + std::min(interval, duration);
     queue_.push(replica.stage_free, kStageFree, replica.id);
   }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <vector>
+
+#include "sim/memory_planner.hpp"
 
 namespace servesim {
 // Per-replica tables: index i holds the cost of i tokens (or i requests); entry 0 is unused.
@@ -129,6 +132,20 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
   double total = 0;
   for (double v : cost.breakdown_ns) total += v;
   cost.total_ns = std::max<SimTime>(1, std::llround(total));
+  if (replica.pp > 1) {
+    // Stage s: its layers (vLLM's split), the embedding and the tokens' final norm on the first,
+    // the LM head and sampler on the last, one boundary's send on all but the last.
+    const double per_layer = layer.gemm + layer.light + layer.comm + attn;
+    const double send = pr.stage_transfers_ns(static_cast<double>(tokens)) / (replica.pp - 1);
+    const std::vector<int> stages = pp_stage_layers(replica.model->num_layers, replica.pp);
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      double t = stages[s] * per_layer;
+      if (s == 0) t += edges.ns;
+      if (s + 1 == stages.size()) t += head;
+      if (s + 1 < stages.size()) t += send;
+      cost.stage_ns = std::max(cost.stage_ns, t);
+    }
+  }
   if (pr.idle_w() > 0) {
     // Every GPU of the replica idles through the step; each kernel adds its dynamic energy on
     // the tp GPUs of the stage running it (one batch in flight).

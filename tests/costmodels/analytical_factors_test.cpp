@@ -460,6 +460,21 @@ TEST_CASE("a pipeline-parallel step is one batch's pass through every stage plus
   ReplicaSpec pcie = four;
   pcie.topology = "pcie";
   CHECK(cm.step(b, pcie).total_ns > c4.total_ns);
+
+  // The slowest stage spaces the steps in flight: at pp 3 vLLM splits 32 layers 11 / 11 / 10,
+  // so a first or middle stage of 11 layers and one hand-off (plus, on the first, the embedding)
+  // is the slowest; one stage prices nothing.
+  CHECK(c1.stage_ns == 0);
+  ReplicaSpec three = one;
+  three.pp = 3;
+  const StepCost c3 = cm.step(b, three);
+  const double per_layer = (c1[CostComponent::kGemm] + c1[CostComponent::kLight] +
+                            c1[CostComponent::kCollective] + c1[CostComponent::kAttention]) /
+                           model.num_layers;
+  const double send = (c3[CostComponent::kCollective] - c1[CostComponent::kCollective]) / 2;
+  CHECK(c3.stage_ns >= 11 * per_layer + send - 1);
+  CHECK(c3.stage_ns <= 11 * per_layer + send + c3[CostComponent::kEmbedding] + 1);
+  CHECK(c3.stage_ns > (static_cast<double>(c3.total_ns) - c3[CostComponent::kHost]) / 3.0);
 }
 
 TEST_CASE("FP8 weights speed up the projection GEMMs but not attention or the LM head",

@@ -35,6 +35,23 @@ struct Recorder : RunObserver {
   void on_token(const Request& r, SimTime now, SimTime) override { tokens.emplace_back(r.id, now); }
 };
 
+// The fixed model with one stage carrying `share` of each step's time (an uneven pipeline).
+class UnevenStages final : public CostModel {
+ public:
+  explicit UnevenStages(double share)
+      : inner_(FixedCostModel::Params{10'000, 5'000'000, 0, 1}), share_(share) {}
+  std::string_view name() const override { return "uneven"; }
+  StepCost step(const BatchShape& b, const ReplicaSpec& r) const override {
+    StepCost c = inner_.step(b, r);
+    c.stage_ns = share_ * static_cast<double>(c.total_ns);
+    return c;
+  }
+
+ private:
+  FixedCostModel inner_;
+  double share_;
+};
+
 struct Run {
   GpuSpec gpu;
   ModelSpec model;
@@ -43,7 +60,7 @@ struct Run {
   EngineTotals totals;
   // One replica of `pp` stages with `in_flight` steps at once; 10 µs per prefill token, 5 ms
   // per decode step; budget 512 tokens, 8 seats.
-  Run(int pp, int in_flight, std::vector<RequestSpec> requests) {
+  Run(int pp, int in_flight, std::vector<RequestSpec> requests, double slowest_stage_share = 0) {
     gpu.name = "fake";
     model.name = "fake";
     ReplicaSpec spec;
@@ -58,7 +75,7 @@ struct Run {
                                               KvCache(1000, 16, 0.0), 4096));
     fleet[0]->max_in_flight = in_flight;
     rec.replica = fleet[0].get();
-    FixedCostModel cost(FixedCostModel::Params{10'000, 5'000'000, 0, 1});
+    UnevenStages cost(slowest_stage_share);
     ListWorkload w(std::move(requests));
     RoundRobinRouter router;
     Engine engine(fleet, router, w, cost, {&rec});
@@ -84,6 +101,17 @@ TEST_CASE("Two stages take a second step once the first stage is free", "[engine
   CHECK(run.rec.tokens[1] == std::pair<RequestId, SimTime>{2, 7'560'000});
   CHECK(run.totals.finished == 3);
   CHECK(run.fleet[0]->kv.used_blocks() == 0);
+}
+
+TEST_CASE("The slowest of uneven stages spaces the steps in flight", "[engine][pp]") {
+  // One stage holds 80% of A's 5.12 ms: B starts when it is through, at 4.096 ms, not at half.
+  const Run run(2, 2, {spec(500, 2), spec(500, 2), spec(500, 2)}, 0.8);
+  const auto& s = run.rec.steps;
+  REQUIRE(s.size() >= 2);
+  CHECK(s[0].duration == 5'120'000);
+  CHECK(s[1].start == 4'096'000);
+  // A stage share below the equal one changes nothing: equal stages bound it (2.56 ms).
+  CHECK(Run(2, 2, {spec(500, 2), spec(500, 2), spec(500, 2)}, 0.3).rec.steps[1].start == 2'560'000);
 }
 
 TEST_CASE("Steps in flight keep the pipeline's invariants", "[engine][pp]") {
