@@ -13,6 +13,7 @@ struct AnalyticalCostModel::Prepared {
   explicit Prepared(LayerPricer p) : pricer(std::move(p)) {}
   LayerPricer pricer;
   double layers = 1;
+  std::vector<int> stage_layers;              // layers per pipeline stage, vLLM's split
   std::vector<LayerPricer::LayerCost> eager;  // per layer
   std::vector<LayerPricer::LayerCost> graph;
   std::vector<PricedNs> edge_tokens_eager;
@@ -57,6 +58,7 @@ std::unique_ptr<AnalyticalCostModel::Prepared> AnalyticalCostModel::build(
   auto p = std::make_unique<Prepared>(pricer(r));
   // With pp stages a step still passes every layer, stage after stage (one batch in flight).
   p->layers = r.model->num_layers;
+  p->stage_layers = pp_stage_layers(r.model->num_layers, r.pp);
   const auto n = static_cast<std::size_t>(options_.table_max_tokens) + 1;
   p->eager.resize(n);
   p->edge_tokens_eager.resize(n);
@@ -137,7 +139,7 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
     // the LM head and sampler on the last, one boundary's send on all but the last.
     const double per_layer = layer.gemm + layer.light + layer.comm + attn;
     const double send = pr.stage_transfers_ns(static_cast<double>(tokens)) / (replica.pp - 1);
-    const std::vector<int> stages = pp_stage_layers(replica.model->num_layers, replica.pp);
+    const std::vector<int>& stages = p.stage_layers;
     for (std::size_t s = 0; s < stages.size(); ++s) {
       double t = stages[s] * per_layer;
       if (s == 0) t += edges.ns;
