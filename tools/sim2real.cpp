@@ -81,19 +81,23 @@ int main(int argc, char** argv) {
                  "Replay each run twice more with every step time +/- this many percent and "
                  "report how far the metrics move (default 2; 0: skip)")
       ->check(servesim::number_in(0.0, 50.0));
-  app.add_option("--online", options.online,
-                 "frozen or peeking: replay each traced run once more under the online learner "
-                 "of the step floor and request overhead (E1.19), learning from the first "
-                 "--learn-fraction of its requests (frozen) or from all (peeking, a diagnostic), "
-                 "and score it and the static replay on the rest")
-      ->check(CLI::IsMember({"frozen", "peeking"}));
+  auto* online_opt =
+      app.add_option(
+             "--online", options.online,
+             "frozen or peeking: replay each traced run once more under the online learner "
+             "of the step floor and request overhead (E1.19), learning from the first "
+             "--learn-fraction of its requests (frozen) or from all (peeking, a diagnostic), "
+             "and score it and the static replay on the rest")
+          ->check(CLI::IsMember({"frozen", "peeking"}));
   app.add_option("--online-alpha", options.online_alpha,
                  "The online learner's rate per observation (default 0.05)")
-      ->check(servesim::number_in(1e-6, 1.0));
+      ->check(servesim::number_in(1e-6, 1.0))
+      ->needs(online_opt);
   app.add_option("--learn-fraction", options.learn_fraction,
                  "With --online: the share of each run's requests (first by id) it learns from "
                  "(default 0.2)")
-      ->check(servesim::number_in(0.01, 0.99));
+      ->check(servesim::number_in(0.01, 0.99))
+      ->needs(online_opt);
   app.add_option("--engine", options.engine,
                  "Engine profile for every run: a name under configs/engines/, a YAML file, or "
                  "an inline YAML map (default: per run, the profile whose images match)");

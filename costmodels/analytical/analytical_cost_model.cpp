@@ -135,16 +135,19 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
   for (double v : cost.breakdown_ns) total += v;
   cost.total_ns = std::max<SimTime>(1, std::llround(total));
   if (replica.pp > 1) {
-    // Stage s: its layers (vLLM's split), the embedding and the tokens' final norm on the first,
-    // the LM head and sampler on the last, one boundary's send on all but the last.
+    // Stage s: its layers (vLLM's split), the embedding on the first, the final norm, LM head
+    // and sampler on the last, the send across its boundary on all but the last.
     const double per_layer = layer.gemm + layer.light + layer.comm + attn;
-    const double send = pr.stage_transfers_ns(static_cast<double>(tokens)) / (replica.pp - 1);
+    const double norm = pr.final_norm_ns(static_cast<double>(tokens), graph);
     const std::vector<int>& stages = p.stage_layers;
     for (std::size_t s = 0; s < stages.size(); ++s) {
       double t = stages[s] * per_layer;
-      if (s == 0) t += edges.ns;
-      if (s + 1 == stages.size()) t += head;
-      if (s + 1 < stages.size()) t += send;
+      if (s == 0) t += edges.ns - norm;
+      if (s + 1 == stages.size()) {
+        t += norm + head;
+      } else {
+        t += pr.stage_boundary_ns(static_cast<double>(tokens), static_cast<int>(s));
+      }
       cost.stage_ns = std::max(cost.stage_ns, t);
     }
   }

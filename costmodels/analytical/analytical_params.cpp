@@ -142,7 +142,11 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
         allreduce_algorithm = AllReduceAlgorithm::kRing;
       } else if (s == "vllm_custom") {
         allreduce_algorithm = AllReduceAlgorithm::kVllmCustom;
-        (void)c->at("custom_floor_ns");  // the kernel's own fixed cost, not NCCL's
+        if (!c->has("custom_floor_ns")) {
+          alg->fail(
+              "algorithm vllm_custom needs custom_floor_ns beside it (the custom kernel's "
+              "fixed cost per call, ns)");
+        }
       } else {
         alg->fail("unknown all-reduce algorithm '" + s + "' (known: ring, vllm_custom)");
       }

@@ -108,13 +108,18 @@ const char* TpTopology::algorithm_name(Algorithm a) {
   return "none";
 }
 
+double pipeline_boundary_ns(int tp, int stage, const std::string& topology, const GpuSpec& gpu,
+                            const AnalyticalParams& params, double bytes) {
+  // Rank 0 of this stage and of the next (every rank pair moves in parallel).
+  const bool nv = gpu.nvlink_between(stage * tp, (stage + 1) * tp, topology);
+  return bytes / link_bytes_per_ns(nv, gpu, params) + params.hop_latency_ns;
+}
+
 double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
                              const AnalyticalParams& params, double bytes) {
   double t = 0;
   for (int stage = 0; stage + 1 < pp; ++stage) {
-    // Rank 0 of this stage and of the next (every rank pair moves in parallel).
-    const bool nv = gpu.nvlink_between(stage * tp, (stage + 1) * tp, topology);
-    t += bytes / link_bytes_per_ns(nv, gpu, params) + params.hop_latency_ns;
+    t += pipeline_boundary_ns(tp, stage, topology, gpu, params, bytes);
   }
   return t;
 }

@@ -23,8 +23,9 @@ namespace servesim {
 // With AllReduceAlgorithm::kVllmCustom and every pair on NVLink, messages below the custom size
 // limit take vLLM's custom kernel instead: each rank reads its peers' buffers directly between two
 // barriers (start, end); custom_floor is the kernel's fixed cost (launch and both barriers):
-//   one-stage (p = 2, or p ≤ 4 and < 512 KiB, or p ≤ 8 and < 256 KiB): (p−1)·bytes / bw
-//   two-stage (reduce-scatter + all-gather): 2(p−1)/p · bytes / bw
+//   one-stage (p = 2, or p ≤ 4 and < 512 KiB, or p ≤ 8 and < 256 KiB):
+//     t = custom_floor + (p−1)·bytes / bw
+//   two-stage (reduce-scatter + all-gather): t = custom_floor + 2(p−1)/p · bytes / bw
 // Immutable after construction.
 class TpTopology {
  public:
@@ -61,6 +62,8 @@ class TpTopology {
 // replica is TP rank g % tp of stage g / tp; rank x of stage s sends to rank x of stage s+1 (all
 // ranks in parallel, so one transfer per boundary) over NVLink when the topology links the two
 // GPUs (nvlink: always; pairwise_nvlink: GPUs 2i and 2i+1), else PCIe, plus one hop latency.
+double pipeline_boundary_ns(int tp, int stage, const std::string& topology, const GpuSpec& gpu,
+                            const AnalyticalParams& params, double bytes);  // stage → stage + 1
 double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
                              const AnalyticalParams& params, double bytes);
 

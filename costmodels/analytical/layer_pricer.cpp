@@ -195,6 +195,15 @@ double LayerPricer::all_reduce_ns(double bytes) const { return topo_.all_reduce_
 
 // Collectives and stage transfers are priced as SMs copying with no tensor or DRAM activity
 // counted (NVLink and NIC power are not modelled).
+double LayerPricer::stage_boundary_ns(double tokens, int stage) const {
+  if (!terms_.collectives) return 0;
+  return pipeline_boundary_ns(tp_, stage, topology_, *gpu_, params_, tokens * shapes_.hidden * 2);
+}
+
+double LayerPricer::final_norm_ns(double tokens, bool graph) const {
+  return light_ns(norm_kernel(), norm_work(tokens), graph, nullptr);
+}
+
 double LayerPricer::stage_transfers_ns(double tokens, double* nj) const {
   if (!terms_.collectives) return 0;
   const double t =

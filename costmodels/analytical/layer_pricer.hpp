@@ -110,6 +110,10 @@ class LayerPricer {
   double all_reduce_ns(double bytes) const;
   // Pipeline parallelism: handing `tokens` hidden states across every stage boundary once.
   double stage_transfers_ns(double tokens, double* nj = nullptr) const;
+  // … and across the boundary after `stage` alone (0 with the collectives term off).
+  double stage_boundary_ns(double tokens, int stage) const;
+  // The final norm over `tokens` (part of edge_tokens_ns; vLLM runs it on the last stage).
+  double final_norm_ns(double tokens, bool graph) const;
   // The operations of one layer as Vidur's mlp.csv times them (eager), ns; NaN where the model
   // has no such kernel.
   std::array<double, kNumVidurOps> vidur_ops_ns(double tokens) const;

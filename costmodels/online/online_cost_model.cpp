@@ -24,8 +24,11 @@ StepCost OnlineCostModel::step(const BatchShape& batch, const ReplicaSpec& repli
   // The learned floor moves the host component, which cannot go below zero.
   const double offset = std::max(step_offset_ns_, -host);
   c[CostComponent::kHost] = host + offset;
+  const SimTime before = c.total_ns;
   c.total_ns = std::max<SimTime>(
       1, static_cast<SimTime>(std::llround(static_cast<double>(c.total_ns) + offset)));
+  // The replica idles through the host time it adds (or saves).
+  c.energy_j += 1e-9 * base_.idle_power_w(replica) * static_cast<double>(c.total_ns - before);
   return c;
 }
 

@@ -66,6 +66,7 @@ TEST_CASE("transferred hardware files hold what their rules derive from the home
     CHECK(p.nvlink_efficiency == home.nvlink_efficiency);
     CHECK(p.pcie_efficiency == home.pcie_efficiency);
     CHECK(p.hop_latency_ns == home.hop_latency_ns);
+    CHECK(p.collective_floor_ns == home.collective_floor_ns);
     // 1024-thread row CTAs per SM: 2048 threads on sm80/sm90/sm100, 1536 on sm86/sm89/sm120.
     const bool threads_1536 =
         name == "a40" || gpu.arch == "ada" || (gpu.arch == "blackwell" && name != "b200");

@@ -88,6 +88,11 @@ TEST_CASE("the learned floor and overhead stop at zero", "[costmodels][online]")
   CHECK(m.step(BatchShape{}, ReplicaSpec{})[CostComponent::kHost] == 0);
   CHECK(m.request_overhead_ns() == 0);
   CHECK(m.overhead_offset_ns() == Approx(-2e6));
+  // A one-token request has no ITL: only the overhead learns from it.
+  OnlineCostModel one(base, o);
+  one.observe({0, 9e6, 9e6, 5e6, 5e6, 1});
+  CHECK(one.step_offset_ns() == 0);
+  CHECK(one.overhead_offset_ns() == Approx(0.5 * (9e6 - 5e6 - 2e6)));
   OnlineCostModel::Options bad;
   bad.alpha = 0;
   CHECK_THROWS_AS(OnlineCostModel(base, bad), InputError);

@@ -288,7 +288,7 @@ TEST_CASE(
   CHECK(f.learned == 1440);
   CHECK(f.observations == 1440);
   CHECK(f.scored_requests == 5760);
-  CHECK(f.static_score.overall >= 0);
+  CHECK(f.static_score.overall < 2);      // the shipped fit on its own run (0.3% when written)
   CHECK(std::abs(f.step_offset_ms) < 1);  // the shipped floor is near right on this fit run
   // The static replay is the run's own; peeking learns from every request.
   CHECK(frozen.sim.e2e_mean ==

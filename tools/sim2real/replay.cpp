@@ -98,6 +98,7 @@ LatencyRecorder record_online_run(const RunConfig& config,
       l->ttft_ms += overhead_ms;
     }
   }
+  rec.learner = nullptr;  // `online` ends here
   result.observations = online.observations();
   result.step_offset_ms = online.step_offset_ns() / 1e6;
   result.overhead_offset_ms = online.overhead_offset_ns() / 1e6;
@@ -460,7 +461,9 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     OnlineResult on;
     on.mode = o.online;
     on.alpha = o.online_alpha;
-    on.learned = static_cast<std::int64_t>(std::ceil(o.learn_fraction * static_cast<double>(n)));
+    // ⌈f·n⌉, without 0.07 × 7200 = 504.00000000000006 becoming 505.
+    on.learned =
+        static_cast<std::int64_t>(std::ceil(o.learn_fraction * static_cast<double>(n) - 1e-9));
     OnlineCostModel::Options opts;
     opts.alpha = o.online_alpha;
     opts.mode =

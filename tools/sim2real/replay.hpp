@@ -115,7 +115,7 @@ struct Sensitivity {
 struct OnlineResult {
   std::string mode;
   double alpha = 0;
-  std::int64_t learned = 0;       // requests learned from (frozen: the first ones, by id)
+  std::int64_t learned = 0;  // the first requests (by id) frozen learns from; the rest are scored
   std::int64_t observations = 0;  // observations the learner used
   double step_offset_ms = 0;      // learned step floor offset at the end
   double overhead_offset_ms = 0;  // learned request overhead offset at the end

@@ -123,13 +123,15 @@ std::string format_table(const Report& report) {
     }
     if (r.online) {
       const OnlineResult& on = *r.online;
+      const std::string learned =
+          on.mode == "peeking" ? "every request" : fmt::format("requests 0..{}", on.learned - 1);
       out += fmt::format(
-          "  online ({}, alpha {:g}, learning from requests 0..{}): step floor {:+.3f} ms, request "
-          "overhead {:+.3f} ms after {} observations (settled after {}); on the {} requests after "
-          "them: static {:.1f}%, online {:.1f}% (E2E mean {:+.1f}% / {:+.1f}%, TTFT mean {:+.1f}% "
-          "/ {:+.1f}%, ITL {:+.1f}% / {:+.1f}%)\n",
-          on.mode, on.alpha, on.learned - 1, on.step_offset_ms, on.overhead_offset_ms,
-          on.observations, on.converged_after, on.scored_requests, on.static_score.overall,
+          "  online ({}, alpha {:g}, learning from {}): step floor {:+.3f} ms, request overhead "
+          "{:+.3f} ms after {} observations (settled after {}); on the {} requests after the "
+          "first {}: static {:.1f}%, online {:.1f}% (E2E mean {:+.1f}% / {:+.1f}%, TTFT mean "
+          "{:+.1f}% / {:+.1f}%, ITL {:+.1f}% / {:+.1f}%)\n",
+          on.mode, on.alpha, learned, on.step_offset_ms, on.overhead_offset_ms, on.observations,
+          on.converged_after, on.scored_requests, on.learned, on.static_score.overall,
           on.online_score.overall, on.static_score.metrics[0].signed_pct,
           on.online_score.metrics[0].signed_pct, on.static_score.metrics[3].signed_pct,
           on.online_score.metrics[3].signed_pct, on.static_score.metrics[6].signed_pct,
@@ -234,7 +236,7 @@ nlohmann::json to_json(const Report& report) {
       const OnlineResult& on = *r.online;
       j["online"] = {{"mode", on.mode},
                      {"alpha", on.alpha},
-                     {"learned_requests", on.learned},
+                     {"scored_from_request", on.learned},
                      {"observations", on.observations},
                      {"step_offset_ms", number(on.step_offset_ms)},
                      {"overhead_offset_ms", number(on.overhead_offset_ms)},
