@@ -6,6 +6,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include "sim/input_error.hpp"
+#include "sim/link_network.hpp"
 
 namespace servesim {
 namespace {
@@ -109,17 +110,21 @@ const char* TpTopology::algorithm_name(Algorithm a) {
 }
 
 double pipeline_boundary_ns(int tp, int stage, const std::string& topology, const GpuSpec& gpu,
-                            const AnalyticalParams& params, double bytes) {
-  // Rank 0 of this stage and of the next (every rank pair moves in parallel).
+                            double bytes) {
+  // Rank 0 of this stage and of the next (every rank pair moves in parallel): one GPU-to-GPU
+  // copy, priced as the KV link model prices one inside a node (ClusterSpec's share of the peak
+  // and fixed cost, fitted on the A100 DGX send_recv profile).
+  const ClusterSpec copy;
   const bool nv = gpu.nvlink_between(stage * tp, (stage + 1) * tp, topology);
-  return bytes / link_bytes_per_ns(nv, gpu, params) + params.hop_latency_ns;
+  const double peak = nv ? gpu.nvlink_gb_per_s / 2 : gpu.pcie_gb_per_s;  // GB/s = bytes/ns
+  return bytes / (peak * copy.nvlink_efficiency) + copy.nvlink_latency_us * 1e3;
 }
 
 double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
-                             const AnalyticalParams& params, double bytes) {
+                             double bytes) {
   double t = 0;
   for (int stage = 0; stage + 1 < pp; ++stage) {
-    t += pipeline_boundary_ns(tp, stage, topology, gpu, params, bytes);
+    t += pipeline_boundary_ns(tp, stage, topology, gpu, bytes);
   }
   return t;
 }

@@ -61,10 +61,12 @@ class TpTopology {
 // boundaries to the next stage, in sequence (one step passes every boundary once). GPU g of the
 // replica is TP rank g % tp of stage g / tp; rank x of stage s sends to rank x of stage s+1 (all
 // ranks in parallel, so one transfer per boundary) over NVLink when the topology links the two
-// GPUs (nvlink: always; pairwise_nvlink: GPUs 2i and 2i+1), else PCIe, plus one hop latency.
+// GPUs (nvlink: always; pairwise_nvlink: GPUs 2i and 2i+1), else PCIe. Each is one GPU-to-GPU
+// copy, priced as the KV link model prices one inside a node (sim/link_network.hpp ClusterSpec:
+// share of the peak and fixed cost fitted on the A100 DGX send_recv profile).
 double pipeline_boundary_ns(int tp, int stage, const std::string& topology, const GpuSpec& gpu,
-                            const AnalyticalParams& params, double bytes);  // stage → stage + 1
+                            double bytes);  // stage → stage + 1
 double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
-                             const AnalyticalParams& params, double bytes);
+                             double bytes);
 
 }  // namespace servesim

@@ -197,7 +197,7 @@ double LayerPricer::all_reduce_ns(double bytes) const { return topo_.all_reduce_
 // counted (NVLink and NIC power are not modelled).
 double LayerPricer::stage_boundary_ns(double tokens, int stage) const {
   if (!terms_.collectives) return 0;
-  return pipeline_boundary_ns(tp_, stage, topology_, *gpu_, params_, tokens * shapes_.hidden * 2);
+  return pipeline_boundary_ns(tp_, stage, topology_, *gpu_, tokens * shapes_.hidden * 2);
 }
 
 double LayerPricer::final_norm_ns(double tokens, bool graph) const {
@@ -206,8 +206,7 @@ double LayerPricer::final_norm_ns(double tokens, bool graph) const {
 
 double LayerPricer::stage_transfers_ns(double tokens, double* nj) const {
   if (!terms_.collectives) return 0;
-  const double t =
-      pipeline_transfers_ns(tp_, pp_, topology_, *gpu_, params_, tokens * shapes_.hidden * 2);
+  const double t = pipeline_transfers_ns(tp_, pp_, topology_, *gpu_, tokens * shapes_.hidden * 2);
   return tally(nj, t, 0, bf16_peak_flops_per_ns_, 0);
 }
 

@@ -8,6 +8,7 @@
 #include "costmodels/common/attention_work.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
 #include "sim/input_error.hpp"
+#include "sim/link_network.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;
@@ -449,10 +450,11 @@ TEST_CASE("a pipeline-parallel step is one batch's pass through every stage plus
   const StepCost c1 = cm.step(b, one);
   const StepCost c4 = cm.step(b, four);
   // Same layers, same kernels: only the three stage-to-stage hand-offs of 1016 hidden states
-  // are added, each over one direction of NVLink at the fitted efficiency plus one hop latency.
-  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  // are added, each one copy over one direction of NVLink as the KV link model prices it.
   const double bytes = 1016.0 * model.hidden_size * 2;
-  const double hop = bytes / (gpu.nvlink_gb_per_s / 2 * p.nvlink_efficiency) + p.hop_latency_ns;
+  const ClusterSpec copy;
+  const double hop =
+      bytes / (gpu.nvlink_gb_per_s / 2 * copy.nvlink_efficiency) + copy.nvlink_latency_us * 1e3;
   CHECK(c4[CostComponent::kGemm] == Approx(c1[CostComponent::kGemm]));
   CHECK(c4[CostComponent::kAttention] == Approx(c1[CostComponent::kAttention]));
   CHECK(c4[CostComponent::kCollective] - c1[CostComponent::kCollective] == Approx(3 * hop));
