@@ -77,8 +77,7 @@ LinkNetwork::LinkNetwork(const Fleet& fleet, const ClusterSpec& cluster)
     const auto& [spec, links] = gpu_of[static_cast<std::size_t>(gpu)];
     if (spec == nullptr) continue;  // left free by the placement
     const int node = gpu / cluster.gpus_per_node;
-    // NVLink and PCIe peaks are per GPU: NVLink's bidirectional, PCIe's per direction.
-    const double nvlink = spec->nvlink_gb_per_s / 2 * cluster.nvlink_efficiency;
+    const double nvlink = cluster.copy_bytes_per_ns(*spec, true);
     if (links == "nvlink") {
       both(gpu, nvswitch(node), fmt::format("nvswitch{}", node), nvlink, cluster.nvlink_latency_us);
     } else if (links == "pairwise_nvlink" && gpu % 2 == 0 && gpu + 1 < gpus_ &&
@@ -87,8 +86,8 @@ LinkNetwork::LinkNetwork(const Fleet& fleet, const ClusterSpec& cluster)
       both(gpu, gpu + 1, fmt::format("gpu{}", gpu + 1), nvlink, cluster.nvlink_latency_us);
     }
     if (spec->pcie_gb_per_s > 0) {
-      both(gpu, host(node), fmt::format("host{}", node),
-           spec->pcie_gb_per_s * cluster.nvlink_efficiency, cluster.nvlink_latency_us);
+      both(gpu, host(node), fmt::format("host{}", node), cluster.copy_bytes_per_ns(*spec, false),
+           cluster.nvlink_latency_us);
     }
     add(gpu, fabric, fmt::format("gpu{}>nic", gpu), cluster.nic_gb_per_s,
         cluster.nic_latency_us / 2);

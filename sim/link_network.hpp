@@ -26,6 +26,13 @@ struct ClusterSpec {
   // (costmodels/README.md, "costmodel kv-transfer").
   double nvlink_efficiency = 0.7817;
   double nvlink_latency_us = 4.7;
+
+  // One direction of the link a GPU-to-GPU copy inside a node takes, at the copy's share of its
+  // peak (bytes/ns): NVLink (or its bridge) when the two GPUs have it, else PCIe (nvlink_gb_per_s
+  // is bidirectional, pcie_gb_per_s per direction).
+  double copy_bytes_per_ns(const GpuSpec& gpu, bool nvlink) const {
+    return (nvlink ? gpu.nvlink_gb_per_s / 2 : gpu.pcie_gb_per_s) * nvlink_efficiency;
+  }
 };
 
 // A replica's place in the cluster.

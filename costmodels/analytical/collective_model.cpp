@@ -116,8 +116,7 @@ double pipeline_boundary_ns(int tp, int stage, const std::string& topology, cons
   // and fixed cost, fitted on the A100 DGX send_recv profile).
   const ClusterSpec copy;
   const bool nv = gpu.nvlink_between(stage * tp, (stage + 1) * tp, topology);
-  const double peak = nv ? gpu.nvlink_gb_per_s / 2 : gpu.pcie_gb_per_s;  // GB/s = bytes/ns
-  return bytes / (peak * copy.nvlink_efficiency) + copy.nvlink_latency_us * 1e3;
+  return bytes / copy.copy_bytes_per_ns(gpu, nv) + copy.nvlink_latency_us * 1e3;
 }
 
 double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
