@@ -167,6 +167,32 @@ TEST_CASE("the RTX 5090 home fit keeps the seed's cap-binding clocks (regression
   CHECK(at(64, 400).f_mhz >= at(1024, 400).f_mhz);
 }
 
+TEST_CASE("the H100 power section keeps its public anchor and draws its cap (regression guard)",
+          "[costmodels][power]") {
+  const GpuSpec& gpu = catalog_gpu("h100-sxm");
+  const PowerModel pm = *PowerModel::for_gpu(gpu);
+  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  const double peak = gpu.bf16_tflops * 1e3;
+  auto at = [&](double m, double k, double n, double cap) {
+    return gemm_under_cap({m, k, n, 1}, 2, peak, p.clock_fraction, pm, cap, gpu, p,
+                          AnalyticalTerms{}, 1.0);
+  };
+  // The anchor pj_per_flop is fitted to: a large bf16 GEMM at 1.6–1.8 GHz under 700 W.
+  CHECK(at(8192, 8192, 8192, 700).f_mhz == Approx(1700).margin(15));
+  CHECK(at(8192, 8192, 8192, 700).power_w == Approx(700).margin(1));
+  // At 400 W the same GEMM settles lower and draws 400 W; a decode-shaped GEMM (64 rows) keeps
+  // most of its clock, so the cap costs prefill far more than decode.
+  const auto big = at(8192, 8192, 8192, 400);
+  CHECK(big.f_mhz < 1400);
+  CHECK(big.power_w == Approx(400).margin(1));
+  const double prefill = at(8192, 4096, 6144, 400).time_ns / at(8192, 4096, 6144, 700).time_ns;
+  const double decode = at(64, 4096, 6144, 400).time_ns / at(64, 4096, 6144, 700).time_ns;
+  CHECK(prefill > 1.2);
+  CHECK(decode < 1.02);
+  // Idle: the P0 draw of a replica between steps.
+  CHECK(pm.idle_w == 140);
+}
+
 TEST_CASE(
     "a cap below the TDP slows prefill by its GEMMs' clocks, and at the TDP prices are as fitted",
     "[costmodels][power]") {

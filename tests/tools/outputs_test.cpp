@@ -476,6 +476,31 @@ TEST_CASE("what the workload changed in its input is counted in summary.json and
   CHECK(s["workload_counts"]["clipped_to_max_tokens"] == 0);
 }
 
+TEST_CASE("on a full H100, more seats cost fewer joules per token at more watts (ML.ENERGY shape)",
+          "[outputs][power]") {
+  // configs/experiments/mlenergy_h100.yaml: the H100 file's power section prices every step;
+  // as ML.ENERGY measured, J/token falls and mean power rises with max_num_seqs, between the idle
+  // draw and the TDP.
+  auto run = [](int seats) {
+    const auto dir = run_ok("mlenergy_" + std::to_string(seats),
+                            {"configs/experiments/mlenergy_h100.yaml", "--set",
+                             "scheduler.max_num_seqs=" + std::to_string(seats), "--set",
+                             "workload.num_requests=" + std::to_string(6 * seats)});
+    return read_json(dir / "summary.json");
+  };
+  const auto small = run(16);
+  const auto large = run(128);
+  const double j_small = small["energy_j_per_output_token"].get<double>();
+  const double j_large = large["energy_j_per_output_token"].get<double>();
+  CHECK(j_large < 0.5 * j_small);
+  const double w_small = small["power_w"]["mean"].get<double>();
+  const double w_large = large["power_w"]["mean"].get<double>();
+  CHECK(w_small > 140);  // the file's idle_w
+  CHECK(w_large > w_small);
+  CHECK(large["power_w"]["peak"].get<double>() <= 700 + 1e-6);
+  CHECK(large["replicas"][0]["power_w"]["idle"].get<double>() == 140);
+}
+
 TEST_CASE("energy is conserved (steps plus idle power make the total) and power stays under caps",
           "[outputs][power]") {
   // Two RTX 5090s (a power section in their file) capped at 450 W, under the analytical model.
