@@ -53,6 +53,14 @@ nlohmann::json predict_5090(int tokens, int decodes, double cap, int tp = 1,
   return nlohmann::json::parse(run_predict(a));
 }
 
+// One bf16 GEMM (M × K by K × N) under `cap` on a catalog GPU, priced as LayerPricer does.
+KernelClock catalog_gemm(const GpuSpec& gpu, double m, double k, double n, double cap) {
+  const PowerModel pm = *PowerModel::for_gpu(gpu);
+  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  return gemm_under_cap({m, k, n, 1}, 2, gpu.bf16_tflops * 1e3, p.clock_fraction, pm, cap, gpu, p,
+                        AnalyticalTerms{}, 1.0);
+}
+
 const char* kToyPower =
     "{source: test, idle_w: 50, max_clock_mhz: 2000, min_clock_mhz: 200, v_min: 0.5, "
     "pj_per_flop: 1, sm_w_per_ghz: 0.5, pj_per_byte: 100}";
@@ -146,13 +154,7 @@ TEST_CASE("a bad power section is an error naming the hardware file and the key"
 TEST_CASE("the RTX 5090 home fit keeps the seed's cap-binding clocks (regression guard)",
           "[costmodels][power]") {
   const GpuSpec& gpu = catalog_gpu("rtx-5090");
-  const PowerModel pm = *PowerModel::for_gpu(gpu);
-  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
-  const double peak = gpu.bf16_tflops * 1e3;
-  auto at = [&](double m, double cap) {
-    return gemm_under_cap({m, 4096, 6144, 1}, 2, peak, p.clock_fraction, pm, cap, gpu, p,
-                          AnalyticalTerms{}, 1.0);
-  };
+  auto at = [&](double m, double cap) { return catalog_gemm(gpu, m, 4096, 6144, cap); };
   // Seed E1.9, qkv at M = 16384: 2400 MHz at 400 W, 2731 MHz at 575 W (fitted: 2401, 2735).
   CHECK(at(16384, 400).f_mhz == Approx(2400).epsilon(0.015));
   CHECK(at(16384, 575).f_mhz == Approx(2731).epsilon(0.015));
@@ -170,12 +172,8 @@ TEST_CASE("the RTX 5090 home fit keeps the seed's cap-binding clocks (regression
 TEST_CASE("the H100 power section keeps its public anchor and draws its cap (regression guard)",
           "[costmodels][power]") {
   const GpuSpec& gpu = catalog_gpu("h100-sxm");
-  const PowerModel pm = *PowerModel::for_gpu(gpu);
-  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
-  const double peak = gpu.bf16_tflops * 1e3;
   auto at = [&](double m, double k, double n, double cap) {
-    return gemm_under_cap({m, k, n, 1}, 2, peak, p.clock_fraction, pm, cap, gpu, p,
-                          AnalyticalTerms{}, 1.0);
+    return catalog_gemm(gpu, m, k, n, cap);
   };
   // The anchor pj_per_flop is fitted to: a large bf16 GEMM at 1.6–1.8 GHz under 700 W.
   CHECK(at(8192, 8192, 8192, 700).f_mhz == Approx(1700).margin(15));
@@ -190,7 +188,7 @@ TEST_CASE("the H100 power section keeps its public anchor and draws its cap (reg
   CHECK(prefill > 1.2);
   CHECK(decode < 1.02);
   // Idle: the P0 draw of a replica between steps.
-  CHECK(pm.idle_w == 140);
+  CHECK(PowerModel::for_gpu(gpu)->idle_w == 140);
 }
 
 TEST_CASE(
