@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/batch.hpp"
 #include "sim/fleet_queue.hpp"
@@ -54,6 +55,12 @@ class ReplicaScheduler {
   // flight: the rest of their prompts, and prompt + generated tokens for a preempted request that
   // recomputes.
   virtual std::int64_t prefill_backlog_tokens() const = 0;
+  // The decode load of its outstanding requests, for routers that price a request's stay:
+  // appends to `decoding` the context (prompt + generated tokens) of each running request that
+  // decodes now, and to `later` the context each other outstanding request decodes at once its
+  // prefill is done (prompt + generated).
+  virtual void decode_contexts(std::vector<std::int32_t>& decoding,
+                               std::vector<std::int32_t>& later) const = 0;
   // From now on, also admit from `queue` (in its order) whenever the own waiting queue has nothing
   // to admit; `self` is this scheduler's replica. Schedulers that cannot pull refuse.
   virtual void attach_queue(FleetQueue* /*queue*/, ReplicaId /*self*/) {

@@ -162,4 +162,11 @@ std::int64_t SchedulerBase::prefill_backlog_tokens() const {
   return tokens;
 }
 
+void SchedulerBase::decode_contexts(std::vector<std::int32_t>& decoding,
+                                    std::vector<std::int32_t>& later) const {
+  for (const Request* r : running_)
+    (r->is_decode() ? decoding : later).push_back(r->target_tokens());
+  for (const Request* r : waiting_) later.push_back(r->target_tokens());
+}
+
 }  // namespace servesim

@@ -24,6 +24,8 @@ class SchedulerBase : public ReplicaScheduler {
   }
   std::int64_t num_running() const override { return static_cast<std::int64_t>(running_.size()); }
   std::int64_t prefill_backlog_tokens() const override;
+  void decode_contexts(std::vector<std::int32_t>& decoding,
+                       std::vector<std::int32_t>& later) const override;
   std::int32_t token_budget() const override { return options_.max_num_batched_tokens; }
   std::int32_t seat_limit() const override { return options_.max_num_seqs; }
   void release_handed_off(Request* request, KvCache& kv) override { free_kv(request, kv); }

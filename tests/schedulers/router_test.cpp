@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "schedulers/router/least_outstanding_router.hpp"
+#include "schedulers/router/power_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
 
@@ -21,10 +22,19 @@ class FakeScheduler : public ReplicaScheduler {
   void complete_batch(const Batch&, SimTime, KvCache&, std::vector<Request*>&) override {}
   std::int64_t num_outstanding() const override { return outstanding_; }
   std::int64_t num_running() const override { return 0; }
-  std::int64_t prefill_backlog_tokens() const override { return 0; }
-  std::int32_t token_budget() const override { return 0; }
-  std::int32_t seat_limit() const override { return 0; }
+  std::int64_t prefill_backlog_tokens() const override { return backlog_; }
+  void decode_contexts(std::vector<std::int32_t>& decoding,
+                       std::vector<std::int32_t>& later) const override {
+    decoding.insert(decoding.end(), decoding_.begin(), decoding_.end());
+    later.insert(later.end(), later_.begin(), later_.end());
+  }
+  std::int32_t token_budget() const override { return budget_; }
+  std::int32_t seat_limit() const override { return seats_; }
   std::int64_t outstanding_ = 0;
+  std::int64_t backlog_ = 0;
+  std::vector<std::int32_t> decoding_, later_;
+  std::int32_t budget_ = 0;
+  std::int32_t seats_ = 0;
 };
 
 Fleet fleet_of(int n) {
@@ -133,4 +143,71 @@ TEST_CASE("Random routing is deterministic for a seed, differs across seeds and 
   CHECK(subset.count(3) == 1);
   CHECK(subset[1] > 850);
   CHECK(subset[3] > 850);
+}
+
+namespace {
+
+// A step costs 1000 ns, 10 ns per prefill token (20 on a capped replica), 100 ns per decode and
+// a fifth of a nanosecond per decode context token.
+class CountingCostModel : public CostModel {
+ public:
+  std::string_view name() const override { return "counting"; }
+  StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override {
+    StepCost c;
+    c.total_ns = 1000 + batch.prefill_tokens() * (replica.power_cap_w > 0 ? 20 : 10) +
+                 100 * batch.num_decodes() + batch.decode_context_sum() / 5;
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "power_aware prices a request's whole stay: its prefill after the backlog, then its "
+    "decodes beside every outstanding request",
+    "[routers][power]") {
+  Fleet fleet = fleet_of(2);
+  fleet[0]->spec.power_cap_w = 300;
+  for (auto& r : fleet) {
+    auto& s = static_cast<FakeScheduler&>(*r->scheduler);
+    s.budget_ = 100;
+    s.seats_ = 4;
+  }
+  auto& loaded = static_cast<FakeScheduler&>(*fleet[1]->scheduler);
+  loaded.backlog_ = 300;
+  loaded.decoding_ = {1000, 2000, 3000};
+  loaded.later_ = {500};
+  fleet[1]->busy = true;
+  fleet[1]->step_end = 5000;
+  Request r;
+  r.spec.prompt_tokens = 200;
+  r.spec.output_tokens = 11;
+  const CountingCostModel model;
+
+  PowerAwareRouter aware(/*cap_blind=*/false);
+  aware.attach(fleet, model);
+  // Idle, capped: two 100-token chunks at 1000 + 2000 ns; then 10 decode steps of itself alone at
+  // context 200 + 11 / 2 = 205: 1000 + 100 + 41 ns.
+  CHECK(aware.estimate_ns(r, fleet, 0, 0) == 2 * 3000 + 10 * 1141);
+  // Loaded: 5000 ns of the step in flight; 500 prefill tokens in chunks of 100 − 3 decodes,
+  // 5 × 97 + 15, beside decodes at 6000 context tokens (1000 + 10 × 97 + 300 + 1200, and
+  // 1000 + 150 + 300 + 1200); then 10 steps of 4 decodes: the 3 decoding, the waiting one cut
+  // by the 4 seats, itself (1000 + 400 + 6205 / 5).
+  CHECK(aware.estimate_ns(r, fleet, 1, 0) == 5000 + 5 * 3470 + 2650 + 10 * 2641);
+  CHECK(aware.route(r, fleet, {0, 1}, 0) == 0);
+
+  // Blind: the capped replica priced at its TDP.
+  PowerAwareRouter blind(/*cap_blind=*/true);
+  blind.attach(fleet, model);
+  CHECK(blind.estimate_ns(r, fleet, 0, 0) == 2 * 2000 + 10 * 1141);
+  CHECK(blind.estimate_ns(r, fleet, 1, 0) == aware.estimate_ns(r, fleet, 1, 0));
+
+  // Decodes alone separate two otherwise equal replicas (a prefill-only estimate ties them).
+  fleet[0]->spec.power_cap_w = 0;
+  loaded.backlog_ = 0;
+  loaded.later_.clear();
+  fleet[1]->busy = false;
+  aware.attach(fleet, model);
+  CHECK(aware.estimate_ns(r, fleet, 1, 0) > aware.estimate_ns(r, fleet, 0, 0));
+  for (int i = 0; i < 3; ++i) CHECK(aware.route(r, fleet, {0, 1}, 0) == 0);
 }
