@@ -148,7 +148,7 @@ TEST_CASE("a bad power section is an error naming the hardware file and the key"
     CHECK_THROWS_WITH(with(kv.first, kv.second), Contains("toy.yaml") && Contains(expected));
   }
   CHECK_NOTHROW(with("idle_w", "50"));
-  CHECK_FALSE(PowerModel::for_gpu(catalog_gpu("a100-80gb")).has_value());  // no section
+  CHECK_FALSE(PowerModel::for_gpu(catalog_gpu("a100-40gb")).has_value());  // no section
 }
 
 TEST_CASE("the RTX 5090 home fit keeps the seed's cap-binding clocks (regression guard)",
@@ -189,6 +189,29 @@ TEST_CASE("the H100 power section keeps its public anchor and draws its cap (reg
   CHECK(decode < 1.02);
   // Idle: the P0 draw of a replica between steps.
   CHECK(PowerModel::for_gpu(gpu)->idle_w == 140);
+}
+
+TEST_CASE("the A100 power section keeps its public anchor and draws its cap (regression guard)",
+          "[costmodels][power]") {
+  const GpuSpec& gpu = catalog_gpu("a100-80gb");
+  auto at = [&](double m, double k, double n, double cap) {
+    return catalog_gemm(gpu, m, k, n, cap);
+  };
+  // The anchor pj_per_flop is fitted to: an 8192^3 GEMM on random data at 1228 MHz under 400 W
+  // (1410 MHz x 257 / 295 TFLOP/s, random against all-zero inputs).
+  CHECK(at(8192, 8192, 8192, 400).f_mhz == Approx(1228).margin(10));
+  CHECK(at(8192, 8192, 8192, 400).power_w == Approx(400).margin(1));
+  // A decode-shaped GEMM is under the cap at the top clock: it does not droop at the TDP.
+  const auto small = at(64, 4096, 6144, 400);
+  CHECK(small.f_mhz == Approx(1410));
+  CHECK(small.power_w < 400);
+  // At 250 W prefill pays more than decode, and the big GEMM draws its cap.
+  CHECK(at(8192, 8192, 8192, 250).power_w == Approx(250).margin(1));
+  const double prefill = at(8192, 4096, 6144, 250).time_ns / at(8192, 4096, 6144, 400).time_ns;
+  const double decode = at(64, 4096, 6144, 250).time_ns / at(64, 4096, 6144, 400).time_ns;
+  CHECK(prefill > 1.15);
+  CHECK(decode < prefill);
+  CHECK(PowerModel::for_gpu(gpu)->idle_w == 65);
 }
 
 TEST_CASE(
@@ -255,8 +278,8 @@ TEST_CASE(
                175));
   a.json = false;
   CHECK_THAT(run_power(a), Contains("GPU rtx-5090") && Contains("16384"));
-  a.gpu = "a100-80gb";
-  CHECK_THROWS_WITH(run_power(a), Contains("--gpu a100-80gb") && Contains("power:"));
+  a.gpu = "a100-40gb";
+  CHECK_THROWS_WITH(run_power(a), Contains("--gpu a100-40gb") && Contains("power:"));
   a.gpu = "rtx-5090";
   a.caps = {300};
   CHECK_THROWS_WITH(run_power(a), Contains("--caps"));
@@ -317,7 +340,7 @@ TEST_CASE("a step's energy is idle power through it plus each kernel's own, unde
   CHECK(watts(pair) <= 2 * 575);
   // No power section: no energy.
   CostmodelArgs a;
-  a.gpu = "a100-80gb";
+  a.gpu = "a100-40gb";
   a.model = "meta-llama/Llama-3.1-8B";
   a.prefill_tokens = 512;
   a.json = true;
