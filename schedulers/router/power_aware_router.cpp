@@ -44,8 +44,10 @@ double PowerAwareRouter::stay_ns(const Rep& rep, const Replica& replica, const R
     shape_.prefills.clear();
   }
 
-  // Its decodes, beside every outstanding request.
-  const std::int32_t steps = request.spec.output_tokens - 1;
+  // Its decodes, beside every outstanding request (none here on a prefill replica: it hands the
+  // request off at its first token).
+  const std::int32_t steps =
+      replica.role == ReplicaRole::kPrefill ? 0 : request.spec.output_tokens - 1;
   if (steps > 0) {
     shape_.decode_contexts.insert(shape_.decode_contexts.end(), later_.begin(), later_.end());
     shape_.decode_contexts.resize(

@@ -18,7 +18,8 @@ namespace servesim {
 //   decodes running now and fill the rest of the token budget with prefill;
 // - its decodes: output − 1 steps of every outstanding request decoding beside it
 //   (ReplicaScheduler::decode_contexts, at most the replica's seats), its own context at its
-//   prompt plus half its output.
+//   prompt plus half its output; none on a prefill replica (disaggregated serving), which is done
+//   with it at its first token.
 // `power_aware` prices each replica at its cap (each kernel at the clock its own activity settles
 // at); `cap_blind` prices every replica at its TDP, as schedulers that assume a capped GPU runs at
 // its uncapped peak do. Like the global queue router's look-ahead it reads the request's output

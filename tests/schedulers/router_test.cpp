@@ -202,6 +202,11 @@ TEST_CASE(
   CHECK(blind.estimate_ns(r, fleet, 0, 0) == 2 * 2000 + 10 * 1141);
   CHECK(blind.estimate_ns(r, fleet, 1, 0) == aware.estimate_ns(r, fleet, 1, 0));
 
+  // A prefill replica (disaggregated) is done with the request at its first token.
+  fleet[0]->role = ReplicaRole::kPrefill;
+  CHECK(aware.estimate_ns(r, fleet, 0, 0) == 2 * 3000);
+  fleet[0]->role = ReplicaRole::kMixed;
+
   // Decodes alone separate two otherwise equal replicas (a prefill-only estimate ties them).
   fleet[0]->spec.power_cap_w = 0;
   loaded.backlog_ = 0;
