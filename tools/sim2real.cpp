@@ -85,10 +85,15 @@ int main(int argc, char** argv) {
       app.add_option(
              "--online", options.online,
              "frozen or peeking: replay each traced run once more under the online learner "
-             "of the step floor and request overhead (E1.19), learning from the first "
+             "of the step time and request overhead (E1.19), learning from the first "
              "--learn-fraction of its requests (frozen) or from all (peeking, a diagnostic), "
              "and score it and the static replay on the rest")
           ->check(CLI::IsMember({"frozen", "peeking"}));
+  app.add_option("--online-learn", options.online_learn,
+                 "With --online: what a step learns: scale (its price x a learned factor, the "
+                 "default) or floor (plus a learned host floor, the seed's E1.19)")
+      ->check(CLI::IsMember({"scale", "floor"}))
+      ->needs(online_opt);
   app.add_option("--online-alpha", options.online_alpha,
                  "The online learner's rate per observation (default 0.05)")
       ->check(servesim::number_in(1e-6, 1.0))

@@ -42,6 +42,7 @@ TEST_CASE("the online learner converges on a known floor and overhead as an EWMA
   OnlineCostModel::Options o;
   o.alpha = 0.1;
   o.mode = OnlineCostModel::Mode::kPeeking;
+  o.learn = OnlineCostModel::Learn::kFloor;
   OnlineCostModel m(base, o);
   // Measured: steps 2 ms slower than priced (a 3 ms host floor), TTFT = one 7 ms step + 4 ms
   // overhead. After k observations the step offset is 2 ms · (1 − 0.9^k).
@@ -57,22 +58,57 @@ TEST_CASE("the online learner converges on a known floor and overhead as an EWMA
   CHECK(m.history().size() == 300);
 }
 
+TEST_CASE("the online learner converges on a known step scale as an EWMA does",
+          "[costmodels][online]") {
+  const FiveMs base;
+  OnlineCostModel::Options o;  // learns a scale by default
+  o.alpha = 0.1;
+  o.mode = OnlineCostModel::Mode::kPeeking;
+  OnlineCostModel m(base, o);
+  // Measured steps of 6 ms against 5 ms priced: scale ×= 1 + 0.1 (6 / (5 scale) − 1), i.e.
+  // scale = 0.9 scale + 0.1 · 1.2, so after k observations scale = 1.2 − 0.2 · 0.9^k.
+  for (int k = 1; k <= 20; ++k) REQUIRE(m.observe(simulated(m, k, 6e6, 7e6)));
+  // (The simulated step is priced in whole nanoseconds.)
+  CHECK(m.step_scale() == Approx(1.2 - 0.2 * std::pow(0.9, 20)).epsilon(1e-7));
+  CHECK(m.step_offset_ns() == 0);
+  for (int k = 21; k <= 300; ++k) m.observe(simulated(m, k, 6e6, 7e6));
+  CHECK(m.step_scale() == Approx(1.2).epsilon(1e-6));
+  const StepCost c = m.step(BatchShape{}, ReplicaSpec{});
+  CHECK(c.total_ns == 6'000'000);
+  CHECK(c[CostComponent::kHost] == Approx(1.2e6));  // every component scales
+  CHECK(m.history().back() == m.step_scale());
+  // TTFT 7 ms measured, one 6 ms step simulated: the overhead settles at 1 ms (base 2 − 1).
+  CHECK(m.request_overhead_ns() == Approx(1e6).epsilon(1e-4));
+  // Steps measured 4× or 0.1× the price: the scale stops at 2 and at 0.5.
+  OnlineCostModel slow(base, o), fast(base, o);
+  for (int k = 0; k < 200; ++k) {
+    slow.observe(simulated(slow, k, 20e6, 20e6));
+    fast.observe(simulated(fast, k, 0.5e6, 1e6));
+  }
+  CHECK(slow.step_scale() == OnlineCostModel::kMaxScale);
+  CHECK(fast.step_scale() == OnlineCostModel::kMinScale);
+  CHECK(fast.step(BatchShape{}, ReplicaSpec{}).total_ns == 2'500'000);
+}
+
 TEST_CASE("the frozen learner never learns from a request past its learning part",
           "[costmodels][online]") {
   const FiveMs base;
-  OnlineCostModel::Options o;
-  o.alpha = 0.2;
-  o.learn_requests = 10;
-  OnlineCostModel m(base, o);
-  for (int id = 0; id < 10; ++id) CHECK(m.observe(simulated(m, id, 6e6, 7e6)));
-  const double offset = m.step_offset_ns();
-  const SimTime overhead = m.request_overhead_ns();
-  CHECK(offset > 0);
-  // Requests 10 and on are what it predicts: observing them changes nothing.
-  for (int id = 10; id < 100; ++id) CHECK_FALSE(m.observe(simulated(m, id, 50e6, 90e6)));
-  CHECK(m.step_offset_ns() == offset);
-  CHECK(m.request_overhead_ns() == overhead);
-  CHECK(m.observations() == 10);
+  for (const auto learn : {OnlineCostModel::Learn::kScale, OnlineCostModel::Learn::kFloor}) {
+    OnlineCostModel::Options o;
+    o.alpha = 0.2;
+    o.learn_requests = 10;
+    o.learn = learn;
+    OnlineCostModel m(base, o);
+    for (int id = 0; id < 10; ++id) CHECK(m.observe(simulated(m, id, 6e6, 7e6)));
+    const SimTime step = m.step(BatchShape{}, ReplicaSpec{}).total_ns;
+    const SimTime overhead = m.request_overhead_ns();
+    CHECK(step > 5'000'000);
+    // Requests 10 and on are what it predicts: observing them changes nothing.
+    for (int id = 10; id < 100; ++id) CHECK_FALSE(m.observe(simulated(m, id, 50e6, 90e6)));
+    CHECK(m.step(BatchShape{}, ReplicaSpec{}).total_ns == step);
+    CHECK(m.request_overhead_ns() == overhead);
+    CHECK(m.observations() == 10);
+  }
 }
 
 TEST_CASE("the learned floor and overhead stop at zero", "[costmodels][online]") {
@@ -80,6 +116,7 @@ TEST_CASE("the learned floor and overhead stop at zero", "[costmodels][online]")
   OnlineCostModel::Options o;
   o.alpha = 0.5;
   o.mode = OnlineCostModel::Mode::kPeeking;
+  o.learn = OnlineCostModel::Learn::kFloor;
   OnlineCostModel m(base, o);
   // Measured steps of 1 ms and no overhead: only the 1 ms host floor and 2 ms overhead can go.
   for (int k = 0; k < 100; ++k) m.observe(simulated(m, k, 1e6, 1e6));

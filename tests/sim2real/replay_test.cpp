@@ -288,8 +288,10 @@ TEST_CASE(
   CHECK(f.learned == 1440);
   CHECK(f.observations == 1440);
   CHECK(f.scored_requests == 5760);
-  CHECK(f.static_score.overall < 2);      // the shipped fit on its own run (0.3% when written)
-  CHECK(std::abs(f.step_offset_ms) < 1);  // the shipped floor is near right on this fit run
+  CHECK(f.static_score.overall < 2);  // the shipped fit on its own run (0.3% when written)
+  CHECK(f.learn == "scale");
+  CHECK(std::abs(f.step_scale - 1) < 0.05);  // the shipped step prices are near right here
+  CHECK(f.step_offset_ms == 0);
   // The static replay is the run's own; peeking learns from every request.
   CHECK(frozen.sim.e2e_mean ==
         replay(find(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv).sim.e2e_mean);
@@ -298,6 +300,35 @@ TEST_CASE(
   REQUIRE(peeking.online);
   CHECK(peeking.online->observations == 7200);
   CHECK(peeking.online->static_score.overall == Approx(f.static_score.overall));
+  // The seed's floor learner: the shipped floor is near right too.
+  o.online = "frozen";
+  o.online_learn = "floor";
+  const RunResult floor = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  REQUIRE(floor.online);
+  CHECK(std::abs(floor.online->step_offset_ms) < 1);
+  CHECK(floor.online->step_scale == 1);
+}
+
+TEST_CASE("under a shift the scale learner recovers what a floor cannot",
+          "[sim2real][replay][online][data]") {
+  const auto shared = shared_runs();
+  if (!shared) return;
+  const auto& [csv, runs] = *shared;
+  // No engine profile: the hardware file's uncalibrated constants, whose decode steps are too
+  // slow by more than their whole host floor (15.6% static when written; scale 3.0%, floor 6.8%).
+  ReplayOptions o;
+  o.online = "frozen";
+  o.engine = "{name: bare}";
+  const RunResult scale = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  REQUIRE(scale.online);
+  const OnlineResult& s = *scale.online;
+  CHECK(s.online_score.overall < s.static_score.overall / 2);
+  CHECK(s.step_scale < 0.95);  // it learned that steps are faster than priced
+  o.online_learn = "floor";
+  const RunResult floor = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  REQUIRE(floor.online);
+  CHECK(floor.online->step_offset_ms == Approx(-0.5));  // at its bound: minus the whole floor
+  CHECK(s.online_score.overall < floor.online->online_score.overall);
 }
 
 TEST_CASE("a run without a trace divides ITL by the output count its measurement implies",

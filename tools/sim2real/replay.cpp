@@ -101,12 +101,15 @@ LatencyRecorder record_online_run(const RunConfig& config,
   rec.learner = nullptr;  // `online` ends here
   result.observations = online.observations();
   result.step_offset_ms = online.step_offset_ns() / 1e6;
+  result.step_scale = online.step_scale();
   result.overhead_offset_ms = online.overhead_offset_ns() / 1e6;
   const std::vector<double>& h = online.history();
-  const double final_offset = h.empty() ? 0 : h.back();
-  const double band = std::max(10e3, 0.05 * std::abs(final_offset));
+  const bool scale = options.learn == OnlineCostModel::Learn::kScale;
+  const double start = scale ? 1 : 0;
+  const double last = h.empty() ? start : h.back();
+  const double band = std::max(scale ? 1e-3 : 10e3, 0.05 * std::abs(last - start));
   std::size_t k = h.size();
-  while (k > 0 && std::abs(h[k - 1] - final_offset) <= band) --k;
+  while (k > 0 && std::abs(h[k - 1] - last) <= band) --k;
   result.converged_after = static_cast<std::int64_t>(k);
   return rec;
 }
@@ -460,6 +463,7 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
   if (!o.online.empty() && res.kind == ReplayKind::kExact) {
     OnlineResult on;
     on.mode = o.online;
+    on.learn = o.online_learn;
     on.alpha = o.online_alpha;
     // ⌈f·n⌉, without 0.07 × 7200 = 504.00000000000006 becoming 505.
     on.learned =
@@ -469,6 +473,8 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     opts.mode =
         o.online == "peeking" ? OnlineCostModel::Mode::kPeeking : OnlineCostModel::Mode::kFrozen;
     opts.learn_requests = on.learned;
+    opts.learn =
+        o.online_learn == "floor" ? OnlineCostModel::Learn::kFloor : OnlineCostModel::Learn::kScale;
     LatencyRecorder learned;
     try {
       learned = record_online_run(config, measured, opts, on);

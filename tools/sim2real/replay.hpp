@@ -48,6 +48,9 @@ struct ReplayOptions {
   // (RunResult::online). "" (default): no online replay.
   std::string online;
   double online_alpha = 0.05;
+  // What a step learns: "scale" (its price × a learned factor) or "floor" (plus a learned host
+  // floor, the seed's E1.19).
+  std::string online_learn = "scale";
   double learn_fraction = 0.2;
 };
 
@@ -114,12 +117,15 @@ struct Sensitivity {
 // requests [learned, n) the frozen learner never saw.
 struct OnlineResult {
   std::string mode;
+  std::string learn;  // "scale" or "floor"
   double alpha = 0;
   std::int64_t learned = 0;  // the first requests (by id) frozen learns from; the rest are scored
   std::int64_t observations = 0;  // observations the learner used
-  double step_offset_ms = 0;      // learned step floor offset at the end
+  double step_offset_ms = 0;      // learned step floor offset at the end (floor)
+  double step_scale = 1;          // learned step scale at the end (scale)
   double overhead_offset_ms = 0;  // learned request overhead offset at the end
-  // Observations until the step offset stays within 5% (or 10 µs) of its final value.
+  // Observations until the step offset stays within 5% (or 10 µs) of its final value (floor), or
+  // the scale within 5% of its final distance from 1 (or 0.001).
   std::int64_t converged_after = 0;
   std::int64_t scored_requests = 0;  // the rest, as scored
   Metrics real;                      // the measured metrics of the rest

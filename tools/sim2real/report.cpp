@@ -125,12 +125,15 @@ std::string format_table(const Report& report) {
       const OnlineResult& on = *r.online;
       const std::string learned =
           on.mode == "peeking" ? "every request" : fmt::format("requests 0..{}", on.learned - 1);
+      const std::string step = on.learn == "floor"
+                                   ? fmt::format("step floor {:+.3f} ms", on.step_offset_ms)
+                                   : fmt::format("step scale x{:.4f}", on.step_scale);
       out += fmt::format(
-          "  online ({}, alpha {:g}, learning from {}): step floor {:+.3f} ms, request overhead "
+          "  online ({}, alpha {:g}, learning from {}): {}, request overhead "
           "{:+.3f} ms after {} observations (settled after {}); on the {} requests after the "
           "first {}: static {:.1f}%, online {:.1f}% (E2E mean {:+.1f}% / {:+.1f}%, TTFT mean "
           "{:+.1f}% / {:+.1f}%, ITL {:+.1f}% / {:+.1f}%)\n",
-          on.mode, on.alpha, learned, on.step_offset_ms, on.overhead_offset_ms, on.observations,
+          on.mode, on.alpha, learned, step, on.overhead_offset_ms, on.observations,
           on.converged_after, on.scored_requests, on.learned, on.static_score.overall,
           on.online_score.overall, on.static_score.metrics[0].signed_pct,
           on.online_score.metrics[0].signed_pct, on.static_score.metrics[3].signed_pct,
@@ -175,8 +178,8 @@ std::string format_table(const Report& report) {
     online_rest.push_back(&r.online->online_score);
   }
   if (!static_rest.empty()) {
-    out += fmt::format("\nonline learner ({}), on the requests after those it learned from:\n",
-                       report.options.online);
+    out += fmt::format("\nonline learner ({}, {}), on the requests after those it learned from:\n",
+                       report.options.online, report.options.online_learn);
     out += median_line("static", median_score(static_rest));
     out += median_line("online", median_score(online_rest));
   }
@@ -235,10 +238,12 @@ nlohmann::json to_json(const Report& report) {
     if (r.online) {
       const OnlineResult& on = *r.online;
       j["online"] = {{"mode", on.mode},
+                     {"learn", on.learn},
                      {"alpha", on.alpha},
                      {"scored_from_request", on.learned},
                      {"observations", on.observations},
                      {"step_offset_ms", number(on.step_offset_ms)},
+                     {"step_scale", number(on.step_scale)},
                      {"overhead_offset_ms", number(on.overhead_offset_ms)},
                      {"converged_after", on.converged_after},
                      {"scored_requests", on.scored_requests},
@@ -279,6 +284,7 @@ nlohmann::json to_json(const Report& report) {
                     {"sensitivity_pct", report.options.sensitivity_delta * 100},
                     {"online", report.options.online},
                     {"online_alpha", report.options.online_alpha},
+                    {"online_learn", report.options.online_learn},
                     {"learn_fraction", report.options.learn_fraction},
                     {"engine_substitutes", report.options.engine_substitutes}};
   return doc;
