@@ -476,6 +476,45 @@ TEST_CASE("what the workload changed in its input is counted in summary.json and
   CHECK(s["workload_counts"]["clipped_to_max_tokens"] == 0);
 }
 
+TEST_CASE(
+    "on a mixed capped fleet power_aware gives the H100s more of the prompts than "
+    "least_outstanding, and finishes sooner",
+    "[outputs][power][router]") {
+  // configs/experiments/power_fleet_mixed.yaml: two H100s at 400 W (replicas 0, 1), two A100s.
+  struct Result {
+    double h100_share = 0;  // of the prompt tokens
+    double e2e_p99 = 0;
+    nlohmann::json summary;
+  };
+  auto run = [](const std::string& router) {
+    const auto dir =
+        run_ok("mixed_" + router,
+               {"configs/experiments/power_fleet_mixed.yaml", "--set", "router.kind=" + router,
+                "--set", "workload.num_requests=300", "--set", "workload.arrival.qps=9"});
+    const CsvTable requests(dir / "requests.csv");
+    double all = 0, h100 = 0;
+    for (std::size_t i = 0; i < requests.rows().size(); ++i) {
+      const auto tokens = static_cast<double>(requests.integer(i, "prompt_tokens"));
+      all += tokens;
+      if (requests.integer(i, "replica") < 2) h100 += tokens;
+    }
+    Result r;
+    r.h100_share = h100 / all;
+    r.summary = read_json(dir / "summary.json");
+    r.e2e_p99 = r.summary["latency_ms"]["e2e"]["p99"].get<double>();
+    return r;
+  };
+  const Result aware = run("power_aware");
+  const Result count = run("least_outstanding");
+  CHECK(aware.h100_share > count.h100_share + 0.05);  // 74.6% against 63.8% on 1,000 requests
+  CHECK(aware.e2e_p99 < count.e2e_p99);
+  // Both GPU kinds have power sections: every replica reports energy above its idle draw.
+  for (const auto& rep : aware.summary["replicas"]) {
+    const double idle = rep["gpu"] == "a100-80gb" ? 65 : 140;
+    CHECK(rep["energy_j"].get<double>() > idle * aware.summary["makespan_s"].get<double>());
+  }
+}
+
 TEST_CASE("on a full H100, more seats cost fewer joules per token at more watts (ML.ENERGY shape)",
           "[outputs][power]") {
   // configs/experiments/mlenergy_h100.yaml: the H100 file's power section prices every step;
