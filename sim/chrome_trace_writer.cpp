@@ -1,6 +1,7 @@
 #include "sim/chrome_trace_writer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <iterator>
 #include <string_view>
@@ -221,14 +222,52 @@ void ChromeTraceWriter::add_request(const RequestRecord& r) {
   out_.maybe_flush();
 }
 
+void ChromeTraceWriter::add_transfer(const TransferRecord& t) {
+  if (out_.closed()) throw InputError(out_.path() + ": add to a closed trace writer");
+  ++transfers_;
+  if (transfers_ > max_requests_) return;
+  auto out = std::back_inserter(out_.text());
+  if (std::find(transfer_tracks_.begin(), transfer_tracks_.end(), t.to_replica) ==
+      transfer_tracks_.end()) {
+    transfer_tracks_.push_back(t.to_replica);
+    begin_event();
+    fmt::format_to(out,
+                   R"({{"name":"thread_name","ph":"M","pid":{},"tid":1,"args":{{"name":)"
+                   R"("KV transfers in"}}}})",
+                   t.to_replica);
+  }
+  std::string& b = out_.text();
+  begin_event();
+  b += R"({"name":"KV of request )";
+  append_int(b, t.request);
+  b += " from replica ";
+  append_int(b, t.from_replica);
+  b += R"(","ph":"X","pid":)";
+  append_int(b, t.to_replica);
+  b += R"(,"tid":1,"ts":)";
+  append_us(b, t.start_ns);
+  b += R"(,"dur":)";
+  append_us(b, t.end_ns - t.start_ns);
+  b += R"(,"args":{"request":)";
+  append_int(b, t.request);
+  append_arg(b, "from_replica", t.from_replica);
+  append_arg(b, "tokens", t.tokens);
+  append_arg(b, "bytes", std::llround(t.bytes));
+  b += R"(,"waited_us":)";
+  append_us(b, t.start_ns - t.queued_ns);
+  b += "}}";
+  out_.maybe_flush();
+}
+
 void ChromeTraceWriter::close() {
   if (out_.closed()) return;
   fmt::format_to(std::back_inserter(out_.text()),
                  "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{{\"steps\":{},\"steps_written\":{},"
                  "\"steps_omitted\":{},\"max_events\":{},\"requests\":{},"
-                 "\"requests_written\":{},\"max_requests\":{}}}}}\n",
+                 "\"requests_written\":{},\"max_requests\":{},\"transfers\":{},"
+                 "\"transfers_written\":{}}}}}\n",
                  steps_, steps_written(), steps_omitted(), max_events_, requests_,
-                 requests_written(), max_requests_);
+                 requests_written(), max_requests_, transfers_, transfers_written());
   out_.close();
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/buffered_file.hpp"
 #include "sim/records.hpp"
@@ -23,15 +24,18 @@ namespace servesim {
 //   scheduled), "prefill" (→ first token) and "decode" (→ last token), and two flow arrows
 //   ("ph": "s"/"f", bound to the enclosing slice) from it to the step that first scheduled it and
 //   to the step that produced its last token. A rejected request is an instant event.
+// - Each KV transfer of disaggregated serving (add_transfer, up to max_requests) is a complete
+//   event on its decode replica's "KV transfers in" track (pid = that replica, tid 1) from the
+//   start of the copy to its end, named "KV of request 12 from replica 0", with args {request,
+//   from_replica, tokens, bytes, waited_us: the time it waited for decode room}.
 // add_replica() writes the process_name ("replica 0 (h200)") and process_sort_index metadata.
 // Invariants: at most max_events steps and max_requests requests are written; later ones are only
 // counted, and close() writes otherData {"steps", "steps_written", "steps_omitted", "max_events",
-// "requests", "requests_written", "max_requests"}. Events appear in call order and nothing else
-// varies, so identical calls give identical bytes. The file is written as it goes (memory stays
-// flat); it is valid JSON only after close().
-// Errors opening or writing throw InputError naming the path; the destructor closes and swallows
-// errors (call close() to see them).
-// Threading: one thread per writer.
+// "requests", "requests_written", "max_requests", "transfers", "transfers_written"}. Events appear
+// in call order and nothing else varies, so identical calls give identical bytes. The file is
+// written as it goes (memory stays flat); it is valid JSON only after close(). Errors opening or
+// writing throw InputError naming the path; the destructor closes and swallows errors (call close()
+// to see them). Threading: one thread per writer.
 class ChromeTraceWriter {
  public:
   // The pid of the "requests" process (replica ids are small).
@@ -48,6 +52,8 @@ class ChromeTraceWriter {
   void add_step(const StepRecord& step);
   // A finished or rejected request (its record holds every time the tracks need).
   void add_request(const RequestRecord& request);
+  // An ended KV transfer.
+  void add_transfer(const TransferRecord& transfer);
   void close();  // idempotent; add_*() after close() throws
 
   std::int64_t steps() const { return steps_; }
@@ -56,6 +62,10 @@ class ChromeTraceWriter {
   std::int64_t requests() const { return requests_; }
   std::int64_t requests_written() const {
     return requests_ < max_requests_ ? requests_ : max_requests_;
+  }
+  std::int64_t transfers() const { return transfers_; }
+  std::int64_t transfers_written() const {
+    return transfers_ < max_requests_ ? transfers_ : max_requests_;
   }
 
  private:
@@ -66,6 +76,8 @@ class ChromeTraceWriter {
   std::int64_t steps_ = 0;
   std::int64_t requests_ = 0;
   std::int64_t flows_ = 0;  // flow ids handed out
+  std::int64_t transfers_ = 0;
+  std::vector<std::int32_t> transfer_tracks_;  // decode replicas whose transfer track is named
   bool first_event_ = true;
   BufferedFile out_;
 };

@@ -135,6 +135,10 @@ void OutputWriters::on_request_done(const Request& request, bool rejected) {
   }
 }
 
+void OutputWriters::on_transfer(const TransferRecord& transfer) {
+  if (trace_) trace_->add_transfer(transfer);
+}
+
 void OutputWriters::write_request(const RequestRecord& rec) {
   ++requests_;
   if (requests_h5_) requests_h5_->append(rec);
@@ -191,6 +195,11 @@ nlohmann::json OutputWriters::close() {
       notes.push_back(fmt::format(
           "trace.json draws the first {} of {} requests as tracks (output.trace_max_requests)",
           trace_->requests_written(), trace_->requests()));
+    }
+    if (trace_->transfers_written() < trace_->transfers()) {
+      notes.push_back(fmt::format(
+          "trace.json draws the first {} of {} KV transfers (output.trace_max_requests)",
+          trace_->transfers_written(), trace_->transfers()));
     }
   }
   files.push_back("config.yaml");

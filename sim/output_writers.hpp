@@ -36,6 +36,7 @@ class OutputWriters : public RunObserver {
 
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
   void on_request_done(const Request& request, bool rejected) override;
+  void on_transfer(const TransferRecord& transfer) override;
 
   // Flushes and closes every data file; returns {"files": [...], notes} for summary.json (the
   // files include config.yaml and summary.json, which commit() writes).

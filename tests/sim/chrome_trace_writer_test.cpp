@@ -130,6 +130,47 @@ TEST_CASE("steps past max_events are counted but not written", "[chrome_trace_wr
   CHECK(other.at("max_events") == 1000);
 }
 
+TEST_CASE("KV transfers are slices on their decode replica's own track, capped like requests",
+          "[chrome_trace_writer]") {
+  const fs::path path = test::test_output_dir("chrome_trace_writer") / "transfers.json";
+  ChromeTraceWriter writer(path.string(), 1000, /*max_requests=*/2);
+  // Request 7: first token at 1 ms, copy from 1.5 ms to 1.8 ms; then 8 into the same replica,
+  // then 9, past the cap.
+  writer.add_transfer({7, 0, 3, 1'000'000, 1'500'000, 1'800'000, 862, 112984064.0});
+  writer.add_transfer({8, 1, 3, 2'000'000, 2'000'000, 2'250'500, 100, 1.31e7});
+  writer.add_transfer({9, 1, 2, 3'000'000, 3'000'000, 3'100'000, 100, 1.31e7});
+  CHECK(writer.transfers() == 3);
+  CHECK(writer.transfers_written() == 2);
+  writer.close();
+
+  const nlohmann::json trace = nlohmann::json::parse(read_text(path));
+  std::vector<nlohmann::json> slices;
+  int names = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") {
+      ++names;
+      CHECK(e.at("pid") == 3);
+      CHECK(e.at("tid") == 1);
+      CHECK(e.at("args").at("name") == "KV transfers in");
+    }
+    if (e.at("ph") == "X") slices.push_back(e);
+  }
+  CHECK(names == 1);  // one track name per decode replica
+  REQUIRE(slices.size() == 2);
+  const auto& first = slices[0];
+  CHECK(first.at("name") == "KV of request 7 from replica 0");
+  CHECK(first.at("pid") == 3);
+  CHECK(first.at("ts").get<double>() == 1500.0);
+  CHECK(first.at("dur").get<double>() == 300.0);
+  CHECK(first.at("args").at("tokens") == 862);
+  CHECK(first.at("args").at("bytes") == 112984064);
+  CHECK(first.at("args").at("waited_us").get<double>() == 500.0);
+  CHECK(slices[1].at("dur").get<double>() == 250.5);
+  CHECK(slices[1].at("args").at("waited_us").get<double>() == 0.0);
+  CHECK(trace.at("otherData").at("transfers") == 3);
+  CHECK(trace.at("otherData").at("transfers_written") == 2);
+}
+
 TEST_CASE("an empty trace is still valid JSON", "[chrome_trace_writer]") {
   const fs::path path = test::test_output_dir("chrome_trace_writer") / "empty.json";
   { ChromeTraceWriter writer(path.string()); }  // the destructor closes

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/chrome_trace_writer.hpp"
 #include "tests/tools/tool_runner.hpp"
 
 namespace servesim::test {
@@ -338,6 +339,26 @@ TEST_CASE("trace.json parses as JSON with trace events", "[outputs]") {
   const auto& first = j["traceEvents"].at(0);
   CHECK(first["name"] == "process_name");
   CHECK(first["args"]["name"] == "replica 0 (a100-80gb, meta-llama/Llama-2-7b-hf, tp1)");
+}
+
+TEST_CASE("trace.json draws every KV transfer of a disaggregated run on its decode replica",
+          "[outputs][pd]") {
+  const auto dir =
+      run_ok("trace_pd", {"configs/pd_h100_llama3_8b.yaml", "--set", "workload.num_requests=40"});
+  const auto j = read_json(dir / "trace.json");
+  const auto s = read_json(dir / "summary.json");
+  double bytes = 0;
+  int slices = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X" || e["tid"] != 1 || e["pid"] == ChromeTraceWriter::kRequestsPid) continue;
+    ++slices;
+    CHECK(s["replicas"][e["pid"].get<int>()]["role"] == "decode");
+    CHECK(e["dur"].get<double>() > 0);
+    bytes += e["args"]["bytes"].get<double>();
+  }
+  CHECK(slices == 40);
+  CHECK(j["otherData"]["transfers"] == 40);
+  CHECK(bytes == Approx(s["disaggregation"]["kv_bytes"].get<double>()).epsilon(1e-9));
 }
 
 TEST_CASE("an output folder holds only this run's files, and none after a failed run",
