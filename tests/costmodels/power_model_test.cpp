@@ -61,6 +61,13 @@ KernelClock catalog_gemm(const GpuSpec& gpu, double m, double k, double n, doubl
                         AnalyticalTerms{}, 1.0);
 }
 
+// How many times slower the seed's qkv GEMM (K 4096, N 6144) of `m` rows runs at `cap` than at
+// `reference` on a catalog GPU.
+double qkv_slowdown(const GpuSpec& gpu, double m, double cap, double reference) {
+  return catalog_gemm(gpu, m, 4096, 6144, cap).time_ns /
+         catalog_gemm(gpu, m, 4096, 6144, reference).time_ns;
+}
+
 const char* kToyPower =
     "{source: test, idle_w: 50, max_clock_mhz: 2000, min_clock_mhz: 200, v_min: 0.5, "
     "pj_per_flop: 1, sm_w_per_ghz: 0.5, pj_per_byte: 100}";
@@ -183,8 +190,8 @@ TEST_CASE("the H100 power section keeps its public anchor and draws its cap (reg
   const auto big = at(8192, 8192, 8192, 400);
   CHECK(big.f_mhz < 1400);
   CHECK(big.power_w == Approx(400).margin(1));
-  const double prefill = at(8192, 4096, 6144, 400).time_ns / at(8192, 4096, 6144, 700).time_ns;
-  const double decode = at(64, 4096, 6144, 400).time_ns / at(64, 4096, 6144, 700).time_ns;
+  const double prefill = qkv_slowdown(gpu, 8192, 400, 700);
+  const double decode = qkv_slowdown(gpu, 64, 400, 700);
   CHECK(prefill > 1.2);
   CHECK(decode < 1.02);
   // Idle: the P0 draw of a replica between steps.
@@ -207,8 +214,8 @@ TEST_CASE("the A100 power section keeps its public anchor and draws its cap (reg
   CHECK(small.power_w < 400);
   // At 250 W prefill pays more than decode, and the big GEMM draws its cap.
   CHECK(at(8192, 8192, 8192, 250).power_w == Approx(250).margin(1));
-  const double prefill = at(8192, 4096, 6144, 250).time_ns / at(8192, 4096, 6144, 400).time_ns;
-  const double decode = at(64, 4096, 6144, 250).time_ns / at(64, 4096, 6144, 400).time_ns;
+  const double prefill = qkv_slowdown(gpu, 8192, 250, 400);
+  const double decode = qkv_slowdown(gpu, 64, 250, 400);
   CHECK(prefill > 1.15);
   CHECK(decode < prefill);
   CHECK(PowerModel::for_gpu(gpu)->idle_w == 65);
