@@ -6,34 +6,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/cluster_spec.hpp"
 #include "sim/replica.hpp"
 #include "sim/time.hpp"
 
 namespace servesim {
-
-// The links between the GPUs of a disaggregated fleet (the `cluster:` section). Replicas are
-// placed on nodes of `gpus_per_node` GPUs in fleet order, each on consecutive GPUs; one that
-// does not fit the rest of a node starts a new one (a replica larger than a node takes whole
-// nodes). Every GPU has its own NIC (as a DGX/HGX node has one per GPU).
-struct ClusterSpec {
-  int gpus_per_node = 8;
-  // Per GPU and direction, in GB/s (1e9 B/s), and the one-way latency: DGX H100 has eight
-  // ConnectX-7 400 Gb/s ports (NVIDIA DGX H100 User Guide), the line rate is 50 GB/s.
-  double nic_gb_per_s = 50;
-  double nic_latency_us = 5;
-  // Share of the NVLink (or PCIe) peak one GPU-to-GPU copy inside a node reaches, and its fixed
-  // cost: fitted on the A100 DGX send_recv profile (devices_per_node 2), carried to other GPUs
-  // (costmodels/README.md, "costmodel kv-transfer").
-  double nvlink_efficiency = 0.7817;
-  double nvlink_latency_us = 4.7;
-
-  // One direction of the link a GPU-to-GPU copy inside a node takes, at the copy's share of its
-  // peak (bytes/ns): NVLink (or its bridge) when the two GPUs have it, else PCIe (nvlink_gb_per_s
-  // is bidirectional, pcie_gb_per_s per direction).
-  double copy_bytes_per_ns(const GpuSpec& gpu, bool nvlink) const {
-    return (nvlink ? gpu.nvlink_gb_per_s / 2 : gpu.pcie_gb_per_s) * nvlink_efficiency;
-  }
-};
 
 // A replica's place in the cluster.
 struct NodePlacement {

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/cluster_spec.hpp"
 #include "sim/gpu_spec.hpp"
 
 namespace servesim {
@@ -48,6 +49,10 @@ struct ReplicaSpec {
   double power_cap_w = 0;                  // 0 = the GPU's TDP
   // nvlink | pairwise_nvlink | pcie (links between the GPUs); "" = the GPU's own (links()).
   std::string topology;
+  // The nodes and links of the run's cluster (its `cluster:` section, else the defaults): a
+  // replica larger than a node hands activations between its pipeline stages over the NICs
+  // where a boundary crosses nodes.
+  ClusterSpec cluster;
 
   // How a step of `tokens` tokens, `has_prefill` or not, is launched.
   StepLaunch step_launch(bool has_prefill, std::int64_t tokens) const {

@@ -184,14 +184,24 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
       }
     }
     c.decode_router = section_or_empty(root, "decode_router", "most_free_kv");
-    if (auto cl = root.find("cluster")) c.cluster = parse_cluster(*cl);
-  } else {
-    for (const char* key : {"decode_router", "cluster"}) {
-      if (root.has(key)) {
-        root.at(key).fail(
-            "only a disaggregated fleet has a decode router and KV transfers (expected replica "
-            "groups with role prefill and role decode)");
-      }
+  } else if (root.has("decode_router")) {
+    root.at("decode_router")
+        .fail(
+            "only a disaggregated fleet has a decode router (expected replica groups with role "
+            "prefill and role decode)");
+  }
+  if (auto cl = root.find("cluster")) {
+    c.cluster = parse_cluster(*cl);
+    // Without KV transfers the section prices only pipeline stages across nodes: it changes
+    // something only where a replica is larger than its node size or than the default one.
+    const int node = std::min(c.cluster.gpus_per_node, ClusterSpec{}.gpus_per_node);
+    const auto spans = [&](const ReplicaGroupConfig& g) { return g.tp * g.pp > node; };
+    if (!c.disaggregated() && std::none_of(c.replicas.begin(), c.replicas.end(), spans)) {
+      cl->fail(fmt::format(
+          "no replica here takes more than {} GPUs and the fleet is not disaggregated, so the "
+          "cluster section would change nothing (expected groups with role prefill and role "
+          "decode, or a replica with tp × pp above gpus_per_node)",
+          node));
     }
   }
   c.cost_model = section_or_empty(root, "cost_model", "roofline");

@@ -62,8 +62,9 @@ struct RunConfig {
   std::vector<ReplicaGroupConfig> replicas;
   ConfigNode scheduler;
   ConfigNode router;
-  // Disaggregated serving (replica groups with role prefill and decode): the decode router and
-  // the cluster's links; disaggregated() is false for a fleet of mixed replicas.
+  // Disaggregated serving (replica groups with role prefill and decode): the decode router;
+  // disaggregated() is false for a fleet of mixed replicas. The cluster's nodes and links carry
+  // KV transfers and the pipeline stages of replicas larger than a node.
   ConfigNode decode_router;
   ClusterSpec cluster;
   bool disaggregated() const;

@@ -136,6 +136,11 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     if (const std::string why = spec.model->pp_problem(spec.pp); !why.empty()) {
       g.node.at("pp").fail(why);
     }
+    spec.cluster = config.cluster;
+    if (const std::string why = spec.cluster.stage_placement_problem(spec.tp, spec.pp);
+        !why.empty()) {
+      g.node.at("tp").fail(why);
+    }
     if (g.power_cap_w > 0) {
       if (const std::string why = spec.gpu->power_cap_problem(g.power_cap_w); !why.empty()) {
         g.node.at("power_cap_w").fail(why);

@@ -5,8 +5,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "sim/cluster_spec.hpp"
 #include "sim/input_error.hpp"
-#include "sim/link_network.hpp"
 
 namespace servesim {
 namespace {
@@ -76,6 +76,12 @@ TpTopology::Algorithm TpTopology::algorithm(double bytes) const {
   return nvls_ && nvls_ns(bytes) < ring_ns(bytes) ? Algorithm::kNvls : Algorithm::kRing;
 }
 
+double TpTopology::all_gather_ns(double bytes) const {
+  if (p_ <= 1) return 0;
+  const double p = p_;
+  return floor_ns_ + (p - 1) * hop_latency_ns_ + (p - 1) / p * bytes / bottleneck_;
+}
+
 double TpTopology::all_reduce_ns(double bytes) const {
   const double p = p_;
   switch (algorithm(bytes)) {
@@ -109,21 +115,19 @@ const char* TpTopology::algorithm_name(Algorithm a) {
   return "none";
 }
 
-double pipeline_boundary_ns(int tp, int stage, const std::string& topology, const GpuSpec& gpu,
-                            double bytes) {
-  // Rank 0 of this stage and of the next (every rank pair moves in parallel): one GPU-to-GPU
-  // copy, priced as the KV link model prices one inside a node (ClusterSpec's share of the peak
-  // and fixed cost, fitted on the A100 DGX send_recv profile).
-  const ClusterSpec copy;
+double pipeline_boundary_ns(const TpTopology& group, int pp, int stage, const std::string& topology,
+                            const GpuSpec& gpu, const ClusterSpec& cluster, double bytes) {
+  const int tp = group.size();
+  const bool same_node = !cluster.stage_boundary_crosses_nodes(tp, pp, stage);
   const bool nv = gpu.nvlink_between(stage * tp, (stage + 1) * tp, topology);
-  return bytes / copy.copy_bytes_per_ns(gpu, nv) + copy.nvlink_latency_us * 1e3;
+  return cluster.copy_ns(gpu, same_node, nv, bytes / tp) + group.all_gather_ns(bytes);
 }
 
-double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
-                             double bytes) {
+double pipeline_transfers_ns(const TpTopology& group, int pp, const std::string& topology,
+                             const GpuSpec& gpu, const ClusterSpec& cluster, double bytes) {
   double t = 0;
   for (int stage = 0; stage + 1 < pp; ++stage) {
-    t += pipeline_boundary_ns(tp, stage, topology, gpu, bytes);
+    t += pipeline_boundary_ns(group, pp, stage, topology, gpu, cluster, bytes);
   }
   return t;
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "costmodels/analytical/analytical_params.hpp"
+#include "sim/cluster_spec.hpp"
 #include "sim/gpu_spec.hpp"
 
 namespace servesim {
@@ -39,6 +40,10 @@ class TpTopology {
   // The algorithm that moves `bytes` (kNone for p = 1) and its time (0 for p = 1).
   Algorithm algorithm(double bytes) const;
   double all_reduce_ns(double bytes) const;
+  // NCCL's ring all-gather of `bytes` in all (each GPU holds bytes / p): every GPU sends and
+  // receives (p−1)/p · bytes in p−1 steps: t = floor + (p−1)·hop + (p−1)/p · bytes / bw (0 for
+  // p = 1).
+  double all_gather_ns(double bytes) const;
   static const char* algorithm_name(Algorithm a);
   // Whether NCCL may run NVLS on this group (it then takes the faster of ring and NVLS).
   bool has_nvls() const { return nvls_; }
@@ -57,16 +62,18 @@ class TpTopology {
   double custom_max_bytes_ = 0;
 };
 
-// Pipeline parallelism: the time to hand `bytes` of activations from each of the pp−1 stage
-// boundaries to the next stage, in sequence (one step passes every boundary once). GPU g of the
-// replica is TP rank g % tp of stage g / tp; rank x of stage s sends to rank x of stage s+1 (all
-// ranks in parallel, so one transfer per boundary) over NVLink when the topology links the two
-// GPUs (nvlink: always; pairwise_nvlink: GPUs 2i and 2i+1), else PCIe. Each is one GPU-to-GPU
-// copy, priced as the KV link model prices one inside a node (sim/link_network.hpp ClusterSpec:
-// share of the peak and fixed cost fitted on the A100 DGX send_recv profile).
-double pipeline_boundary_ns(int tp, int stage, const std::string& topology, const GpuSpec& gpu,
-                            double bytes);  // stage → stage + 1
-double pipeline_transfers_ns(int tp, int pp, const std::string& topology, const GpuSpec& gpu,
-                             double bytes);
+// Pipeline parallelism: the time to hand a step's activations (`bytes`: in vLLM the hidden
+// states and the residual, tokens × hidden each) across the boundary from stage `stage` to the
+// next, as vLLM's send_tensor_dict does with its TP group as all-gather group: rank x of the
+// stage sends the x-th of tp slices to rank x of the next (all ranks at once, each a lone
+// GPU-to-GPU copy of bytes / tp, ClusterSpec::copy_ns: inside a node over NVLink when the
+// topology links the two GPUs, else PCIe; through the NICs where a replica larger than a node
+// crosses one there), and the next stage all-gathers the slices over its own group. GPU g of
+// the replica is TP rank g % tp of stage g / tp; `group` is a stage's TP group.
+double pipeline_boundary_ns(const TpTopology& group, int pp, int stage, const std::string& topology,
+                            const GpuSpec& gpu, const ClusterSpec& cluster, double bytes);
+// Every boundary once, in sequence (one step passes them all).
+double pipeline_transfers_ns(const TpTopology& group, int pp, const std::string& topology,
+                             const GpuSpec& gpu, const ClusterSpec& cluster, double bytes);
 
 }  // namespace servesim

@@ -745,6 +745,9 @@ std::string run_predict(const CostmodelArgs& a) {
   r.model = &model;
   r.tp = a.tp;
   r.pp = a.pp;
+  if (const std::string why = r.cluster.stage_placement_problem(r.tp, r.pp); !why.empty()) {
+    throw InputError("--tp: " + why);
+  }
   r.cuda_graphs = !a.eager;
   r.topology = a.topology;
   if (const std::string why = c.gpu.topology_problem(r.links()); !why.empty()) {

@@ -41,7 +41,8 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       topo_(r.tp, r.links(), *r.gpu, params),
       tp_(r.tp),
       pp_(r.pp),
-      topology_(r.links()) {
+      topology_(r.links()),
+      cluster_(r.cluster) {
   const bool fp8 = r.weights == Precision::kFp8 && gpu_->fp8_tflops > 0;
   peak_flops_per_ns_ = (fp8 ? gpu_->fp8_tflops : gpu_->bf16_tflops) * 1e3;
   bf16_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;  // attention, unquantized LM head and router
@@ -193,11 +194,17 @@ LightWork LayerPricer::rope_work(double tokens) const {
 
 double LayerPricer::all_reduce_ns(double bytes) const { return topo_.all_reduce_ns(bytes); }
 
+// vLLM's IntermediateTensors between stages: the hidden states and the residual, 16-bit.
+double LayerPricer::stage_handoff_bytes(double tokens) const {
+  return 2 * tokens * shapes_.hidden * 2;
+}
+
 // Collectives and stage transfers are priced as SMs copying with no tensor or DRAM activity
 // counted (NVLink and NIC power are not modelled).
 double LayerPricer::stage_boundary_ns(double tokens, int stage) const {
   if (!terms_.collectives) return 0;
-  return pipeline_boundary_ns(tp_, stage, topology_, *gpu_, tokens * shapes_.hidden * 2);
+  return pipeline_boundary_ns(topo_, pp_, stage, topology_, *gpu_, cluster_,
+                              stage_handoff_bytes(tokens));
 }
 
 double LayerPricer::final_norm_ns(double tokens, bool graph) const {
@@ -206,7 +213,8 @@ double LayerPricer::final_norm_ns(double tokens, bool graph) const {
 
 double LayerPricer::stage_transfers_ns(double tokens, double* nj) const {
   if (!terms_.collectives) return 0;
-  const double t = pipeline_transfers_ns(tp_, pp_, topology_, *gpu_, tokens * shapes_.hidden * 2);
+  const double t =
+      pipeline_transfers_ns(topo_, pp_, topology_, *gpu_, cluster_, stage_handoff_bytes(tokens));
   return tally(nj, t, 0, bf16_peak_flops_per_ns_, 0);
 }
 

@@ -108,10 +108,12 @@ class LayerPricer {
   double edge_requests_ns(double requests, bool graph, double* nj = nullptr) const;
   double host_ns(double requests, bool graph) const;
   double all_reduce_ns(double bytes) const;
-  // Pipeline parallelism: handing `tokens` hidden states across every stage boundary once.
+  // Pipeline parallelism: handing the activations of `tokens` across every stage boundary once.
   double stage_transfers_ns(double tokens, double* nj = nullptr) const;
   // … and across the boundary after `stage` alone (0 with the collectives term off).
   double stage_boundary_ns(double tokens, int stage) const;
+  // The bytes one step of `tokens` hands across a stage boundary.
+  double stage_handoff_bytes(double tokens) const;
   // The final norm over `tokens` (part of edge_tokens_ns; vLLM runs it on the last stage).
   double final_norm_ns(double tokens, bool graph) const;
   // The operations of one layer as Vidur's mlp.csv times them (eager), ns; NaN where the model
@@ -169,7 +171,8 @@ class LayerPricer {
   int tp_ = 1;
   int pp_ = 1;
   std::string topology_;
-  double bw_ = 0;  // bytes per ns
+  ClusterSpec cluster_;  // the run's nodes: pipeline boundaries between nodes go by NIC
+  double bw_ = 0;        // bytes per ns
   LightMemory light_memory_;
   double f_clk_ = 1;
   std::optional<PowerModel> power_;

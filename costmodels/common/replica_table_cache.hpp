@@ -37,7 +37,7 @@ class ReplicaTableCache {
 
  private:
   using Key = std::tuple<const GpuSpec*, const ModelSpec*, int, int, int, double, bool, double,
-                         std::string>;
+                         std::string, decltype(ClusterSpec{}.fields())>;
   struct Memo {
     std::uint64_t cache = 0;
     Key key;
@@ -57,14 +57,16 @@ class ReplicaTableCache {
                r.kv_dtype_bytes,
                r.cuda_graphs,
                r.power_cap_w,
-               r.topology};  // "" resolves by the GPU, keyed above
+               r.topology,  // "" resolves by the GPU, keyed above
+               r.cluster.fields()};
   }
   // key == key_of(r), without building a key.
   static bool same(const Key& k, const ReplicaSpec& r) {
     return std::get<0>(k) == r.gpu && std::get<1>(k) == r.model && std::get<2>(k) == r.tp &&
            std::get<3>(k) == r.pp && std::get<4>(k) == static_cast<int>(r.weights) &&
            std::get<5>(k) == r.kv_dtype_bytes && std::get<6>(k) == r.cuda_graphs &&
-           std::get<7>(k) == r.power_cap_w && std::get<8>(k) == r.topology;
+           std::get<7>(k) == r.power_cap_w && std::get<8>(k) == r.topology &&
+           std::get<9>(k) == r.cluster.fields();
   }
 
   template <class Build>

@@ -449,9 +449,10 @@ TEST_CASE("a pipeline-parallel step is one batch's pass through every stage plus
   four.pp = 4;
   const StepCost c1 = cm.step(b, one);
   const StepCost c4 = cm.step(b, four);
-  // Same layers, same kernels: only the three stage-to-stage hand-offs of 1016 hidden states
-  // are added, each one copy over one direction of NVLink as the KV link model prices it.
-  const double bytes = 1016.0 * model.hidden_size * 2;
+  // Same layers, same kernels: only the three stage-to-stage hand-offs of 1016 tokens' hidden
+  // states and residual are added, each one copy over one direction of NVLink as the KV link
+  // model prices it (at tp 1 nothing to all-gather).
+  const double bytes = 2 * 1016.0 * model.hidden_size * 2;
   const ClusterSpec copy;
   const double hop =
       bytes / (gpu.nvlink_gb_per_s / 2 * copy.nvlink_efficiency) + copy.nvlink_latency_us * 1e3;
@@ -492,6 +493,40 @@ TEST_CASE("a pipeline-parallel step is one batch's pass through every stage plus
   pair3.topology = "pairwise_nvlink";
   const LayerPricer pp3 = cm.pricer(pair3);
   CHECK(pp3.stage_boundary_ns(tokens, 1) > 2 * pp3.stage_boundary_ns(tokens, 0));
+}
+
+TEST_CASE("a stage boundary sends a 1/tp slice per rank, over the NICs between nodes",
+          "[costmodels][analytical]") {
+  const GpuSpec gpu = testing::h100_like();
+  const ModelSpec model = testing::llama2_7b_like();
+  const AnalyticalCostModel cm{AnalyticalCostModel::Options{}};
+  ReplicaSpec r = testing::replica_of(gpu, model, 8);
+  r.pp = 2;
+  r.topology = "nvlink";
+  const double tokens = 4096;
+  const double bytes = 2 * tokens * model.hidden_size * 2;  // hidden states + residual, bf16
+  // Two 8-GPU nodes (the default): each rank sends its eighth through its own NIC, at line rate
+  // after the NIC latency, then stage 1 all-gathers the eighths over NVLink.
+  const LayerPricer two_nodes = cm.pricer(r);
+  const double nic = bytes / 8 / r.cluster.nic_gb_per_s + r.cluster.nic_latency_us * 1e3;
+  const TpTopology group(8, "nvlink", gpu, two_nodes.params());
+  CHECK(two_nodes.stage_boundary_ns(tokens, 0) == Approx(nic + group.all_gather_ns(bytes)));
+  // The ring all-gather: 7 steps, each GPU receiving 7/8 of the whole.
+  CHECK(group.all_gather_ns(bytes) ==
+        Approx(two_nodes.params().collective_floor_ns + 7 * two_nodes.params().hop_latency_ns +
+               7.0 / 8 * bytes / group.ring_bottleneck_bytes_per_ns()));
+  // One 16-GPU node: the slices go over NVLink instead.
+  r.cluster.gpus_per_node = 16;
+  const LayerPricer one_node = cm.pricer(r);
+  const double nvlink =
+      bytes / 8 / r.cluster.copy_bytes_per_ns(gpu, true) + r.cluster.nvlink_latency_us * 1e3;
+  CHECK(one_node.stage_boundary_ns(tokens, 0) == Approx(nvlink + group.all_gather_ns(bytes)));
+  // A whole step differs by that alone (the cost model's tables are keyed by the cluster too).
+  BatchShape b;
+  b.prefills.push_back({4096, 0});
+  const double in_node = cm.step(b, r)[CostComponent::kCollective];
+  r.cluster.gpus_per_node = 8;
+  CHECK(cm.step(b, r)[CostComponent::kCollective] - in_node == Approx(nic - nvlink));
 }
 
 TEST_CASE("FP8 weights speed up the projection GEMMs but not attention or the LM head",

@@ -102,6 +102,35 @@ TEST_CASE("Disaggregation config errors name the key and what was expected", "[p
                       "prefill off"));
 }
 
+TEST_CASE("A replica larger than a node hands its stages over the cluster's NICs", "[pp]") {
+  using Catch::Contains;
+  const std::string big = "[{gpu: h100-sxm, model: meta-llama/Llama-2-70b-hf, tp: 8, pp: 2}]";
+  // One request: its TTFT is one prefill step through both stages, with no queue to reorder.
+  const auto lone_ttft = [&](const std::string& cluster) {
+    std::string yaml = config(big, cluster);
+    yaml.replace(yaml.find("num_requests: 50"), 16, "num_requests: 1");
+    return run(yaml)["latency_ms"]["ttft"]["mean"].get<double>();
+  };
+  const double ttft = lone_ttft("");
+  // A slower fabric slows the prefill's hand-off; one 16-GPU node (an NVLink domain) speeds it.
+  // 1000 tokens' hidden states and residual are 32.8 MB, 4.1 MB a rank: at 12.5 instead of 50 GB/s
+  // the NIC copy takes 0.246 ms longer.
+  const double slow = lone_ttft("cluster: {nic_gb_per_s: 12.5}\n");
+  const double one_node = lone_ttft("cluster: {gpus_per_node: 16}\n");
+  CHECK(slow - ttft == Approx(2.0 * 1000 * 8192 * 2 / 8 * (1 / 12.5 - 1 / 50.0) * 1e-6));
+  CHECK(one_node < ttft);
+  // Nothing would read a cluster section on a fleet that neither spans nodes nor moves KV.
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, tp: 4, pp: 2}]", "cluster: {gpus_per_node: 8}\n")),
+             Contains("t.yaml:7:") && Contains("no replica here takes more than 8 GPUs"));
+  // Tensor parallelism stays inside a node; no stage straddles two.
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, model: meta-llama/Llama-2-70b-hf, tp: 16}]")),
+             Contains("t.yaml:4:") && Contains("tp 16 spans more than one node of 8 GPUs"));
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, model: meta-llama/Llama-2-70b-hf, tp: 4, pp: 4}]",
+                             "cluster: {gpus_per_node: 6}\n")),
+             Contains("tp 4 × pp 4 takes several nodes of 6 GPUs") &&
+                 Contains("expected tp to divide cluster.gpus_per_node"));
+}
+
 TEST_CASE("The decode router's local_first keeps KV on the node when it can", "[pd]") {
   // Two nodes of 2 GPUs: prefill + decode on node 0, a second decode replica alone on node 1.
   const std::string fleet =
