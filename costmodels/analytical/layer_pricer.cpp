@@ -39,7 +39,6 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       terms_(terms),
       shapes_(LayerShapes::make(*r.model, r.tp)),
       topo_(r.tp, r.links(), *r.gpu, params),
-      tp_(r.tp),
       pp_(r.pp),
       topology_(r.links()),
       cluster_(r.cluster) {

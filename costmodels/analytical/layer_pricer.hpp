@@ -168,7 +168,6 @@ class LayerPricer {
   TpTopology topo_;
   double peak_flops_per_ns_ = 0;       // projection GEMMs (FP8 peak for FP8 weights)
   double bf16_peak_flops_per_ns_ = 0;  // attention and unquantized GEMMs run in bf16/fp16
-  int tp_ = 1;
   int pp_ = 1;
   std::string topology_;
   ClusterSpec cluster_;  // the run's nodes: pipeline boundaries between nodes go by NIC
