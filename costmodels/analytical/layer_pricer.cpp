@@ -117,10 +117,20 @@ double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph, double* nj) co
   return t;
 }
 
+// A light kernel at its own clock: its latency-bound part (launch floor and row walk) is clocked
+// work, its stream is DRAM's; the constants hold at the file's clock fraction, so a clock x
+// scales the latency by clock_fraction / x and leaves the stream as it is.
 double LayerPricer::light_ns(LightKernel k, const LightWork& w, bool graph, double* nj) const {
   const AnalyticalParams::Light& l = params_.light[static_cast<std::size_t>(k)];
-  const double t = light_kernel_ns(l, w, light_memory_, row_slots(*gpu_, params_), params_.knee_q,
-                                   terms_, launch_scale(graph));
+  const auto at = [&](double x) {
+    AnalyticalParams::Light clocked = l;
+    const double slow = params_.clock_fraction / x;
+    clocked.floor_ns *= slow;
+    clocked.row_elem_ns *= slow;
+    return light_kernel_ns(clocked, w, light_memory_, row_slots(*gpu_, params_), params_.knee_q,
+                           terms_, launch_scale(graph));
+  };
+  const double t = clocked_ns(0, bf16_peak_flops_per_ns_, w.bytes, at);
   return tally(nj, t, 0, bf16_peak_flops_per_ns_, w.bytes);
 }
 

@@ -96,7 +96,8 @@ class LayerPricer {
   double proj_ns(ProjOp op, double tokens, bool graph, double* nj = nullptr) const;
   // The activation of the mean layer (MoE and dense layers mixed for an interleaved model).
   double act_ns(double tokens, bool graph, double* nj = nullptr) const;
-  // One light kernel doing `w`.
+  // One light kernel doing `w`, its launch floor and row walk at the clock it settles at under
+  // the replica's cap (its DRAM stream does not move with the clock).
   double light_ns(LightKernel k, const LightWork& w, bool graph, double* nj = nullptr) const;
   // The KV-cache write of `tokens` new tokens (one CTA per token over its K and V rows).
   LightWork kv_write_work(double tokens) const;

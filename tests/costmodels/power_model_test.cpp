@@ -274,7 +274,8 @@ TEST_CASE(
   CHECK(price(4096, 0, 0, "") == price(4096, 0, 0, bare.string()));
   CHECK(price(0, 64, 575, "") == price(0, 64, 575, bare.string()));
   // At 400 W a 4096-token prefill step pays about its GEMMs' 12% (13% with prefill attention;
-  // light kernels and the host floor are not clock-priced); a decode step of 64 requests, whose
+  // light kernels keep their top clock there and the host floor is not clock-priced); a decode
+  // step of 64 requests, whose
   // GEMMs stream weights below the cap's power, pays 2%.
   const double prefill = price(4096, 0, 400, "") / price(4096, 0, 575, "") - 1;
   CHECK(prefill > 0.10);
@@ -344,6 +345,39 @@ TEST_CASE("a kernel's power is its activity's at the clock it settles at, at mos
   const LayerPricer capped(r, AnalyticalParams{}, AnalyticalTerms{});
   CHECK(capped.dynamic_w(flops, peak, 0, ns) == Approx(100));
   CHECK(capped.dynamic_w(0, peak, 0.2 * 1000 * ns, ns) == Approx(100));
+}
+
+TEST_CASE("a light kernel's launch and row walk run at its own clock under the cap",
+          "[costmodels][power]") {
+  // Toy board: idle 50 W, clock tree 100 W at 2000 MHz, TDP 300 W; a latency-bound kernel (no
+  // DRAM, no tensor work) draws 150 W at the top clock.
+  const GpuSpec gpu = toy_gpu(kToyPower);
+  const ModelSpec model = testing::llama2_7b_like();
+  ReplicaSpec r = testing::replica_of(gpu, model);
+  AnalyticalTerms terms;
+  terms.knee = false;  // latency + stream, added, so the hand sums below are exact
+  AnalyticalParams params;
+  params.light[static_cast<std::size_t>(LightKernel::kRmsNorm)] = {5000, 0.8, 2};
+  const LightWork lone{0, 1, 4096, 0};  // one row of 4096 elements, nothing from DRAM
+  const double latency = 5000 + 2 * 4096;
+  CHECK(LayerPricer(r, params, terms).light_ns(LightKernel::kRmsNorm, lone, false) ==
+        Approx(latency));
+  // At 100 W it settles where 50 + φ³·100 = 100 (φ = cbrt(0.5), above the 0.5 voltage floor),
+  // against the top clock at the TDP: its latency stretches by 1/φ, and it draws the cap.
+  r.power_cap_w = 100;
+  const LayerPricer capped(r, params, terms);
+  double nj = 0;
+  const double t = capped.light_ns(LightKernel::kRmsNorm, lone, false, &nj);
+  CHECK(t == Approx(latency / std::cbrt(0.5)));
+  CHECK(nj == Approx(t * 50));
+  // A kernel that also streams 4 MB (5 µs at 0.8 of 1000 GB/s): uncapped latency + stream; under
+  // the cap its DRAM power pulls its clock below the lone row's, so its latency stretches more,
+  // while its stream keeps its time.
+  const LightWork stream{4e6, 1, 4096, 0};
+  r.power_cap_w = 0;
+  CHECK(LayerPricer(r, params, terms).light_ns(LightKernel::kRmsNorm, stream, false) ==
+        Approx(latency + 5000));
+  CHECK(capped.light_ns(LightKernel::kRmsNorm, stream, false) - 5000 > t * 1.01);
 }
 
 TEST_CASE("a step's energy is idle power through it plus each kernel's own, under the cap",
