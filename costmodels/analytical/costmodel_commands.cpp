@@ -175,7 +175,8 @@ nlohmann::json slice_json(const ProfileValidation::Slice& s) {
                     {"decode_mape", s.decode_block.mape()},
                     {"prefill_mape", s.prefill_block.mape()},
                     {"time_weighted_error", s.block.wape()},
-                    {"n", s.block.n}};
+                    {"n", s.block.n},
+                    {"gemms_alone_mape", s.gemm_block.mape()}};
   // One scale per file (TP slices give theirs; merged slices hold one per file: null).
   j["mlp_block"]["file_offset"] = {
       {"scale", s.offset_scale > 0 ? nlohmann::json(s.offset_scale) : nlohmann::json()},
@@ -203,8 +204,9 @@ std::string slice_text(const std::string& label, const ProfileValidation::Slice&
   }
   out += fmt::format(
       "    light ops (all but the four GEMMs): {:.1f}% of block time, {:.2f} points of "
-      "time-weighted block error at most\n",
-      s.light_time_share(), s.light_error_points());
+      "time-weighted block error at most; block with the light ops as measured (the GEMMs "
+      "alone priced) {:.2f}%\n",
+      s.light_time_share(), s.light_error_points(), s.gemm_block.mape());
   out += fmt::format(
       "    after one offset per model x TP (the scale that best fits each profiling run's blocks: "
       "an oracle of whole-run drift, not a model): block {}\n",

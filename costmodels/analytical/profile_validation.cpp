@@ -45,6 +45,7 @@ void ProfileValidation::Slice::merge(const Slice& o) {
   decode_block.merge(o.decode_block);
   prefill_block.merge(o.prefill_block);
   offset_block.merge(o.offset_block);
+  gemm_block.merge(o.gemm_block);
   offset_scale = 0;
 }
 
@@ -148,6 +149,7 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
     const bool decode = row.num_tokens <= 128;
     double block_pred = 0;
     double block_meas = 0;
+    double gemm_only_pred = 0;  // the block with the light ops at their measured times
     for (std::size_t i = 0; i < kNumVidurOps; ++i) {
       const double meas = row.ms[i] * 1e6;
       if (!std::isfinite(meas) || !std::isfinite(pred[i])) continue;
@@ -160,8 +162,10 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
       }
       block_pred += pred[i];
       block_meas += meas;
+      gemm_only_pred += is_projection_gemm(static_cast<VidurOp>(i)) ? pred[i] : meas;
     }
     s.block.add(block_pred, block_meas);
+    s.gemm_block.add(gemm_only_pred, block_meas);
     (decode ? s.decode_block : s.prefill_block).add(block_pred, block_meas);
     if (block_pred > 0 && block_meas > 0) blocks[row.tp].emplace_back(block_pred, block_meas);
   }

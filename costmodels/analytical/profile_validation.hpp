@@ -50,6 +50,11 @@ struct ProfileValidation {
     // slice keeps each file's own scale (offset_scale 0).
     double offset_scale = 0;
     ErrorStats offset_block;
+    // The block with each light op at its measured time and only the four projection GEMMs
+    // priced: the block error the GEMMs alone cause (where a profile's light kernels are not
+    // the ones the light constants describe, as in a harness of one's own, this is the figure
+    // that judges the GEMM model).
+    ErrorStats gemm_block;
     void merge(const Slice& o);
     // An op's share of the block's measured time and its |error| in points of block time
     // (Σ|predicted − measured| of the op / Σ measured block), both in %: how much the op's

@@ -276,3 +276,35 @@ TEST_CASE(
   CHECK(all.offset_block.n == 8);
   CHECK(all.offset_block.mape() == Approx((25.0 + 20.0) / 8));
 }
+
+TEST_CASE("the GEMMs-alone block prices the four GEMMs and takes every light op as measured",
+          "[costmodels][validation]") {
+  const GpuSpec gpu = testing::a100_like();
+  const AnalyticalParams params = AnalyticalParams::for_gpu(gpu);
+  const ModelSpec model = testing::llama2_7b_like();
+  std::vector<VidurMlpRow> rows = {row_of(model, 2, 1, 64, 1.0), row_of(model, 3, 1, 2048, 1.0)};
+  // Light ops measured at half their prediction everywhere; GEMMs exact on the prefill row and
+  // 1.25 × the prediction on the decode row.
+  time_as_predicted(rows, gpu, model, params, [](const ProfileValidation::Residual& res) {
+    if (!is_projection_gemm(res.op)) return 0.5;
+    return res.tokens == 64 ? 1.25 : 1.0;
+  });
+  const ProfileValidation v = validate_profile(rows, "m", gpu, &model, params, AnalyticalTerms{});
+  const ProfileValidation::Slice& s = v.slices.front();
+  // By hand: per row, predicted = GEMMs as priced + light as measured.
+  double expected = 0;
+  for (const VidurMlpRow& r : rows) {
+    double gemms = 0;
+    double light = 0;
+    for (std::size_t i = 0; i < kNumVidurOps; ++i) {
+      (is_projection_gemm(static_cast<VidurOp>(i)) ? gemms : light) += r.ms[i];
+    }
+    const double priced = r.num_tokens == 64 ? gemms / 1.25 : gemms;
+    expected += std::abs(priced + light - (gemms + light)) / (gemms + light);
+  }
+  CHECK(s.gemm_block.n == 2);
+  CHECK(s.gemm_block.mape() == Approx(100 * expected / 2));
+  CHECK(s.gemm_block.mape() > 0);
+  // The light ops' error is not in it: the whole block's error is larger.
+  CHECK(s.block.mape() > s.gemm_block.mape());
+}
