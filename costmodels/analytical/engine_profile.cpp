@@ -143,11 +143,27 @@ const ConfigNode* EngineProfile::section_for(const GpuSpec& gpu) const {
   return nullptr;
 }
 
+std::optional<ConfigNode> EngineProfile::carried_host() const {
+  std::optional<ConfigNode> host;
+  for (const auto& [gpu_name, section] : gpus) {
+    if (auto h = section.find("host")) {
+      if (host) return std::nullopt;  // fitted on several GPUs: nothing to carry by rule
+      host = h;
+    }
+  }
+  return host;
+}
+
 void EngineProfile::apply(const GpuSpec& gpu, AnalyticalParams& params) const {
   if (all_gpus) params.apply_analytical(*all_gpus);
-  if (const ConfigNode* section = section_for(gpu)) {
+  const ConfigNode* section = section_for(gpu);
+  if (section != nullptr) {
     if (auto a = section->find("analytical")) params.apply_analytical(*a);
-    if (auto h = section->find("host")) params.apply_host(*h);
+  }
+  if (auto h = section != nullptr ? section->find("host") : std::nullopt) {
+    params.apply_host(*h);
+  } else if (auto carried = carried_host()) {
+    params.apply_host(*carried);
   }
 }
 

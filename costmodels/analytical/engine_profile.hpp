@@ -28,9 +28,11 @@ namespace servesim {
 //     h100-sxm:                          # a catalog GPU name or alias
 //       host: {graph_floor_ns: 0, eager_floor_ns: 2000000}
 //       analytical: {attention: {decode_bw_fraction: 0.85}}
-// GPUs the file does not list keep their hardware file's constants; a GPU is listed once (an
-// alias names its GPU). A file without `name:` is named after the file; an empty profile is an
-// error.
+// A GPU the file does not list keeps its hardware file's constants, except the host floors: they
+// are the engine's CPU work (scheduling, input preparation, kernel launches or graph replays,
+// output processing), not the GPU's, so when exactly one listed GPU states them (the GPU the
+// engine was fitted on) every other GPU takes them too. A GPU is listed once (an alias names its
+// GPU). A file without `name:` is named after the file; an empty profile is an error.
 struct EngineProfile {
   ConfigNode file;  // the profile as read (for tools that derive a modified profile)
   std::string name;
@@ -74,7 +76,11 @@ struct EngineProfile {
   const ConfigNode* section_for(const GpuSpec& gpu) const;
   // Whether the profile has constants for this GPU (an all-GPU `analytical:` or its section).
   bool covers(const GpuSpec& gpu) const { return all_gpus.has_value() || section_for(gpu); }
-  // Applies this GPU's section (if any) to `params`.
+  // The host floors a GPU the profile does not list takes: the one listed GPU's `host:`; none
+  // when no listed GPU or more than one states host floors.
+  std::optional<ConfigNode> carried_host() const;
+  // Applies this GPU's section (if any) to `params`, and the carried host floors to a GPU whose
+  // section states none.
   void apply(const GpuSpec& gpu, AnalyticalParams& params) const;
 };
 

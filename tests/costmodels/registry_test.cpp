@@ -101,8 +101,10 @@ TEST_CASE("an unknown key in a cost model section is an input error", "[costmode
   }
 }
 
-TEST_CASE("an engine profile changes the constants of the GPUs it names and no others",
-          "[costmodels][engine]") {
+TEST_CASE(
+    "an engine profile changes the constants of the GPUs it names, and carries only its host "
+    "floors to the others",
+    "[costmodels][engine]") {
   Catalog catalog(Catalog::default_dirs());
   const GpuSpec& h100 = catalog.gpu("h100", ConfigNode::parse("x", "test"));
   const GpuSpec& a100 = catalog.gpu("a100", ConfigNode::parse("x", "test"));
@@ -120,9 +122,25 @@ TEST_CASE("an engine profile changes the constants of the GPUs it names and no o
   CHECK(e[CostComponent::kHost] == 0);
   CHECK(p[CostComponent::kHost] > 0);
   CHECK(e[CostComponent::kGemm] == p[CostComponent::kGemm]);
-  // The A100 is not named: untouched.
-  CHECK(engine->step(decodes, testing::replica_of(a100, model, 1)).total_ns ==
-        plain->step(decodes, testing::replica_of(a100, model, 1)).total_ns);
+  // The A100 is not named: its attention and GEMMs are the hardware file's, and it takes the
+  // H100's host floors (the engine's CPU work, not the GPU's).
+  const StepCost a_plain = plain->step(decodes, testing::replica_of(a100, model, 1));
+  const StepCost a_engine = engine->step(decodes, testing::replica_of(a100, model, 1));
+  CHECK(a_engine[CostComponent::kAttention] == a_plain[CostComponent::kAttention]);
+  CHECK(a_engine[CostComponent::kGemm] == a_plain[CostComponent::kGemm]);
+  CHECK(a_plain[CostComponent::kHost] > 0);
+  CHECK(a_engine[CostComponent::kHost] == 0);
+  // A GPU's own host section wins; with host floors for two GPUs there is no rule to carry
+  // either, and the others keep their hardware file's.
+  const auto two = make_cost_model(ConfigNode::parse(
+      "{kind: analytical, engine: {name: t, gpus: {H100: {host: {graph_floor_ns: 0}}, "
+      "A100: {host: {graph_floor_ns: 123000}}}}}",
+      "x"));
+  CHECK(two->step(decodes, testing::replica_of(a100, model, 1))[CostComponent::kHost] ==
+        Approx(123000));
+  const GpuSpec& l40s = catalog.gpu("l40s", ConfigNode::parse("x", "test"));
+  CHECK(two->step(decodes, testing::replica_of(l40s, model, 1)).total_ns ==
+        plain->step(decodes, testing::replica_of(l40s, model, 1)).total_ns);
 }
 
 TEST_CASE("a bad engine profile fails when the config is read, naming what was expected",
