@@ -192,16 +192,14 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   }
   if (auto cl = root.find("cluster")) {
     c.cluster = parse_cluster(*cl);
-    // Without KV transfers the section prices only pipeline stages across nodes: it changes
-    // something only where a replica is larger than its node size or than the default one.
-    const int node = std::min(c.cluster.gpus_per_node, ClusterSpec{}.gpus_per_node);
-    const auto spans = [&](const ReplicaGroupConfig& g) { return g.tp * g.pp > node; };
-    if (!c.disaggregated() && std::none_of(c.replicas.begin(), c.replicas.end(), spans)) {
-      cl->fail(fmt::format(
-          "no replica here takes more than {} GPUs and the fleet is not disaggregated, so the "
-          "cluster section would change nothing (expected groups with role prefill and role "
-          "decode, or a replica with tp × pp above gpus_per_node)",
-          node));
+    // Read by KV transfers (a disaggregated fleet) and by pipeline-stage hand-offs (pp > 1):
+    // on a fleet with neither, every key of it would go unread.
+    const auto pipelined = [](const ReplicaGroupConfig& g) { return g.pp > 1; };
+    if (!c.disaggregated() && std::none_of(c.replicas.begin(), c.replicas.end(), pipelined)) {
+      cl->fail(
+          "nothing in this fleet reads the cluster section: it prices KV transfers and "
+          "pipeline-stage hand-offs (expected groups with role prefill and role decode, or a "
+          "replica with pp > 1)");
     }
   }
   c.cost_model = section_or_empty(root, "cost_model", "roofline");

@@ -100,14 +100,17 @@ int main(int argc, char** argv) {
   auto* kv_transfer = app.add_subcommand(
       "kv-transfer", "one KV copy between two GPUs (P/D link model) against send_recv.csv");
   add_common(kv_transfer, {.model = false});
-  kv_transfer
-      ->add_option("--nic-gb-per-s", args.cluster.nic_gb_per_s,
-                   "per-GPU NIC bandwidth, GB/s per direction (default 50: 400 Gb/s)")
-      ->check(servesim::number_in(1e-3, 1e6));
-  kv_transfer
-      ->add_option("--nic-latency-us", args.cluster.nic_latency_us,
-                   "one-way NIC latency, µs (default 5)")
-      ->check(servesim::number_in(0, 1e6));
+  // The cluster's NICs (ClusterSpec's defaults unless given): KV copies between nodes, and the
+  // pipeline hand-offs of a replica larger than a node.
+  const auto add_nics = [&](CLI::App* sub) {
+    sub->add_option("--nic-gb-per-s", args.cluster.nic_gb_per_s,
+                    "per-GPU NIC bandwidth, GB/s per direction (default 50: 400 Gb/s)")
+        ->check(servesim::number_in(1e-3, 1e6));
+    sub->add_option("--nic-latency-us", args.cluster.nic_latency_us,
+                    "one-way NIC latency, µs (default 5)")
+        ->check(servesim::number_in(0, 1e6));
+  };
+  add_nics(kv_transfer);
   auto* power = app.add_subcommand(
       "power", "the power model: clock, board power and TFLOP/s of one GEMM per cap and M");
   add_common(power, {.profiles = false, .model = false});
@@ -136,6 +139,12 @@ int main(int argc, char** argv) {
       ->check(servesim::whole_number_in(1, 4096));
   predict->add_option("--pp", args.pp, "pipeline-parallel degree")
       ->check(servesim::whole_number_in(1, 4096));
+  predict
+      ->add_option("--gpus-per-node", args.cluster.gpus_per_node,
+                   "GPUs a node holds (default 8): tp stays inside one, and a replica of more "
+                   "hands its stages over the NICs where they cross nodes")
+      ->check(servesim::whole_number_in(1, 4096));
+  add_nics(predict);
   predict->add_option("--tokens", args.prefill_tokens, "prefill tokens (one chunk)")
       ->check(CLI::Range(0, 2147483647));
   predict->add_option("--context", args.context, "context before the chunk / per decode")

@@ -747,8 +747,9 @@ std::string run_predict(const CostmodelArgs& a) {
   r.model = &model;
   r.tp = a.tp;
   r.pp = a.pp;
+  r.cluster = a.cluster;
   if (const std::string why = r.cluster.stage_placement_problem(r.tp, r.pp); !why.empty()) {
-    throw InputError("--tp: " + why);
+    throw InputError("--tp: " + why + " (--gpus-per-node sets the node size)");
   }
   r.cuda_graphs = !a.eager;
   r.topology = a.topology;

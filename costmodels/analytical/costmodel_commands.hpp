@@ -47,7 +47,7 @@ struct CostmodelArgs {
   int prefill_tokens = 0;
   int context = 0;
   int decodes = 0;
-  // kv-transfer: the cluster's links (ClusterSpec's defaults unless given)
+  // kv-transfer and predict: the cluster's nodes and links (ClusterSpec's defaults unless given)
   ClusterSpec cluster;
 };
 

@@ -74,7 +74,8 @@ struct EngineProfile {
 
   // This GPU's section; null when the profile does not list the GPU.
   const ConfigNode* section_for(const GpuSpec& gpu) const;
-  // Whether the profile has constants for this GPU (an all-GPU `analytical:` or its section).
+  // Whether the profile has constants for this GPU (an all-GPU `analytical:` or its section);
+  // the carried host floors aside, which every GPU takes.
   bool covers(const GpuSpec& gpu) const { return all_gpus.has_value() || section_for(gpu); }
   // The host floors a GPU the profile does not list takes: the one listed GPU's `host:`; none
   // when no listed GPU or more than one states host floors.

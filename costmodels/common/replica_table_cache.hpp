@@ -58,7 +58,12 @@ class ReplicaTableCache {
                r.cuda_graphs,
                r.power_cap_w,
                r.topology,  // "" resolves by the GPU, keyed above
-               r.cluster.fields()};
+               cluster_fields(r)};
+  }
+  // The cluster prices only pipeline hand-offs here: replicas of one stage share a table
+  // whatever their cluster (a sweep over KV links rebuilds nothing).
+  static decltype(ClusterSpec{}.fields()) cluster_fields(const ReplicaSpec& r) {
+    return r.pp > 1 ? r.cluster.fields() : ClusterSpec{}.fields();
   }
   // key == key_of(r), without building a key.
   static bool same(const Key& k, const ReplicaSpec& r) {
@@ -66,7 +71,7 @@ class ReplicaTableCache {
            std::get<3>(k) == r.pp && std::get<4>(k) == static_cast<int>(r.weights) &&
            std::get<5>(k) == r.kv_dtype_bytes && std::get<6>(k) == r.cuda_graphs &&
            std::get<7>(k) == r.power_cap_w && std::get<8>(k) == r.topology &&
-           std::get<9>(k) == r.cluster.fields();
+           std::get<9>(k) == cluster_fields(r);
   }
 
   template <class Build>

@@ -660,3 +660,31 @@ TEST_CASE("costmodel validate names the profiled models it had to price without 
   CHECK(nlohmann::json::parse(run_validate(a))["not_in_catalog"].empty());
   fs::remove_all(dir.parent_path());
 }
+
+TEST_CASE("costmodel predict places a replica on nodes of --gpus-per-node GPUs",
+          "[costmodels][analytical][predict]") {
+  CostmodelArgs a;
+  a.gpu = "h100-sxm";
+  a.model = "meta-llama/Llama-2-70b-hf";
+  a.prefill_tokens = 2048;
+  a.tp = 8;
+  a.pp = 2;
+  a.json = true;
+  const auto collective = [&] {
+    return nlohmann::json::parse(run_predict(a))["breakdown_ns"]["collective"].get<double>();
+  };
+  // Two nodes of 8: the hand-off's eighths cross the NICs; one node of 16: NVLink; a slower NIC
+  // moves the same 2048 × 8192 × 2 × 2 bytes, an eighth per rank, at a quarter of the rate.
+  const double two_nodes = collective();
+  a.cluster.gpus_per_node = 16;
+  const double one_node = collective();
+  CHECK(one_node < two_nodes);
+  a.cluster.gpus_per_node = 8;
+  a.cluster.nic_gb_per_s = 12.5;
+  CHECK(collective() - two_nodes ==
+        Approx(2.0 * 2048 * 8192 * 2 / 8 * (1 / 12.5 - 1 / 50.0)).epsilon(1e-6));
+  // Tensor parallelism stays inside a node.
+  a.cluster.gpus_per_node = 4;
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--tp: tp 8 spans more than one node of 4") &&
+                                        Catch::Contains("--gpus-per-node"));
+}

@@ -130,8 +130,16 @@ TEST_CASE(
   CHECK(a_engine[CostComponent::kGemm] == a_plain[CostComponent::kGemm]);
   CHECK(a_plain[CostComponent::kHost] > 0);
   CHECK(a_engine[CostComponent::kHost] == 0);
-  // A GPU's own host section wins; with host floors for two GPUs there is no rule to carry
-  // either, and the others keep their hardware file's.
+  // A listed GPU whose section states no host floors takes the carried ones too.
+  const auto listed = make_cost_model(ConfigNode::parse(
+      "{kind: analytical, engine: {name: t, gpus: {H100: {host: {graph_floor_ns: 7000}}, "
+      "A100: {analytical: {attention: {decode_bw_fraction: 0.35}}}}}}",
+      "x"));
+  const StepCost a_listed = listed->step(decodes, testing::replica_of(a100, model, 1));
+  CHECK(a_listed[CostComponent::kHost] == Approx(7000));
+  CHECK(a_listed[CostComponent::kAttention] > 1.9 * a_plain[CostComponent::kAttention]);
+  // With host floors for two GPUs there is no rule to carry either: each keeps its own, and
+  // the others keep their hardware file's.
   const auto two = make_cost_model(ConfigNode::parse(
       "{kind: analytical, engine: {name: t, gpus: {H100: {host: {graph_floor_ns: 0}}, "
       "A100: {host: {graph_floor_ns: 123000}}}}}",

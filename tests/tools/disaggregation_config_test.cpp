@@ -102,15 +102,16 @@ TEST_CASE("Disaggregation config errors name the key and what was expected", "[p
                       "prefill off"));
 }
 
-TEST_CASE("A replica larger than a node hands its stages over the cluster's NICs", "[pp]") {
+TEST_CASE("Pipeline stages hand off over the cluster's links, over NICs between nodes", "[pp]") {
   using Catch::Contains;
   const std::string big = "[{gpu: h100-sxm, model: meta-llama/Llama-2-70b-hf, tp: 8, pp: 2}]";
   // One request: its TTFT is one prefill step through both stages, with no queue to reorder.
-  const auto lone_ttft = [&](const std::string& cluster) {
-    std::string yaml = config(big, cluster);
+  const auto lone_ttft_of = [&](const std::string& fleet, const std::string& cluster) {
+    std::string yaml = config(fleet, cluster);
     yaml.replace(yaml.find("num_requests: 50"), 16, "num_requests: 1");
     return run(yaml)["latency_ms"]["ttft"]["mean"].get<double>();
   };
+  const auto lone_ttft = [&](const std::string& cluster) { return lone_ttft_of(big, cluster); };
   const double ttft = lone_ttft("");
   // A slower fabric slows the prefill's hand-off; one 16-GPU node (an NVLink domain) speeds it.
   // 1000 tokens' hidden states and residual are 32.8 MB, 4.1 MB a rank: at 12.5 instead of 50 GB/s
@@ -119,9 +120,14 @@ TEST_CASE("A replica larger than a node hands its stages over the cluster's NICs
   const double one_node = lone_ttft("cluster: {gpus_per_node: 16}\n");
   CHECK(slow - ttft == Approx(2.0 * 1000 * 8192 * 2 / 8 * (1 / 12.5 - 1 / 50.0) * 1e-6));
   CHECK(one_node < ttft);
-  // Nothing would read a cluster section on a fleet that neither spans nodes nor moves KV.
-  CHECK_THAT(error_of(config("[{gpu: h100-sxm, tp: 4, pp: 2}]", "cluster: {gpus_per_node: 8}\n")),
-             Contains("t.yaml:7:") && Contains("no replica here takes more than 8 GPUs"));
+  // Inside a node the section's copy constants price the hand-offs: a slower copy, a later
+  // first token.
+  const double in_node = lone_ttft_of("[{gpu: h100-sxm, tp: 4, pp: 2}]", "");
+  CHECK(lone_ttft_of("[{gpu: h100-sxm, tp: 4, pp: 2}]", "cluster: {nvlink_efficiency: 0.3}\n") >
+        in_node);
+  // Nothing would read a cluster section on a fleet that neither pipelines nor moves KV.
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, tp: 4}]", "cluster: {gpus_per_node: 8}\n")),
+             Contains("t.yaml:7:") && Contains("nothing in this fleet reads the cluster section"));
   // Tensor parallelism stays inside a node; no stage straddles two.
   CHECK_THAT(error_of(config("[{gpu: h100-sxm, model: meta-llama/Llama-2-70b-hf, tp: 16}]")),
              Contains("t.yaml:4:") && Contains("tp 16 spans more than one node of 8 GPUs"));
