@@ -209,7 +209,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   if (auto out = root.find("output")) {
     out->require_map("the output section");
     out->check_keys({"dir", "csv", "csv_max_requests", "trace", "trace_max_steps",
-                     "trace_max_requests", "requests", "steps"});
+                     "trace_max_requests", "requests", "steps", "steady_state"});
     c.output.dir = out->get_string("dir", "");
     if (auto csv = out->find("csv")) {
       const std::string v = csv->as_string();
@@ -231,6 +231,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     c.output.trace = out->get_bool("trace", true);
     c.output.requests = out->get_bool("requests", true);
     c.output.steps = out->get_bool("steps", true);
+    c.output.steady_state = out->get_bool("steady_state", false);
   }
   if (auto cat = root.find("catalog")) {
     const auto base = std::filesystem::path(root.base_dir());

@@ -43,6 +43,9 @@ struct OutputConfig {
   bool trace = true;
   bool requests = true;
   bool steps = true;
+  // summary.json's `steady_state`: the benchmark window of a saturated run, its seats being
+  // every replica's max_num_seqs (sim/steady_state_window.hpp).
+  bool steady_state = false;
 };
 
 // The most replicas a fleet may have, over all its groups: a larger `count` is an input error

@@ -620,12 +620,41 @@ def plot_sim2real(path, out):
     plt.close(fig)
 
 
+def plot_mlenergy(path, out):
+    doc = load_tool_json(path, "sim2real --mlenergy --json", "rows")
+    plt = pyplot()
+    metrics = ["output_tok_s", "itl_p50", "itl_p90", "power_w", "j_per_token"]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 4.2), sharey=True)
+    groups = {}
+    for r in doc["rows"]:
+        groups.setdefault(f'{r["model"].split("/")[-1]} TP{r["tp"]} ({r["source"]})', []).append(r)
+    for ax, m in zip(axes, metrics):
+        for label, rows in sorted(groups.items()):
+            pts = sorted((r["max_num_seqs"], r["metrics"][m]["error_pct"]) for r in rows
+                         if r["metrics"][m]["error_pct"] is not None)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
+                        linewidth=1, label=label)
+        ax.axhline(0, color="black", linewidth=0.7)
+        ax.axhspan(-10, 10, color="grey", alpha=0.12)
+        ax.set_xscale("log", base=2)
+        ax.set_title(m.replace("_", " "), fontsize=10)
+        ax.set_xlabel("batch (max_num_seqs)")
+        ax.grid(True, alpha=0.3, which="both")
+    axes[0].set_ylabel("simulated vs measured (%)")
+    axes[0].legend(fontsize=6)
+    fig.suptitle("sim2real --mlenergy: signed error by batch (band: ±10%)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def main(argv):
     global FORMAT
     parser = argparse.ArgumentParser(prog="plot.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["run", "sweep", "capacity", "plan", "atlas", "ablate",
-                                         "transfer", "sim2real"])
+                                         "transfer", "sim2real", "mlenergy"])
     parser.add_argument("input", help="an output folder (run, sweep, capacity, plan) or a file")
     parser.add_argument("output", nargs="?", help="the picture to write (atlas, ablate, transfer, "
                         "sim2real; .png or .svg)")
@@ -634,7 +663,7 @@ def main(argv):
     FORMAT = args.format
     folders = {"run": plot_run, "sweep": plot_sweep, "capacity": plot_capacity, "plan": plot_plan}
     files = {"atlas": plot_atlas, "ablate": plot_ablate, "transfer": plot_transfer,
-             "sim2real": plot_sim2real}
+             "sim2real": plot_sim2real, "mlenergy": plot_mlenergy}
     if args.mode in folders:
         if not os.path.isdir(args.input):
             fail(f"{args.input}: not a folder (expected an output folder of {args.mode})")

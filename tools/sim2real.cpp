@@ -1,6 +1,8 @@
 // sim2real --experiments CSV [--only ID,…] [--out DIR] [--json] [--held-out ID,…] [--fit] …
+// sim2real --mlenergy FILE… [--prompt-tokens N] [--out DIR] [--json] [--plot FILE]
 // Replays the measured vLLM runs of experiments.csv (exactly where a trace exists, else from the
-// workload's definition) and scores the simulator against the measurements.
+// workload's definition), or the measured throughput/ITL/power rows of ML.ENERGY leaderboard
+// files, and scores the simulator against the measurements.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "sim/input_error.hpp"
 #include "tools/plot_runner.hpp"
 #include "tools/sim2real/fit.hpp"
+#include "tools/sim2real/mlenergy.hpp"
 #include "tools/sim2real/report.hpp"
 #include "tools/tool_common.hpp"
 
@@ -40,6 +43,37 @@ std::vector<std::string> split_ids(const std::string& s, std::string_view flag) 
   }
 }
 
+// sim2real --mlenergy: read every file, replay every row, report.
+int replay_mlenergy(const std::vector<std::string>& files,
+                    servesim::sim2real::EnergyReplayOptions energy,
+                    const servesim::sim2real::ReplayOptions& options, const std::string& out_dir,
+                    bool json, const std::string& plot_file) {
+  using namespace servesim::sim2real;
+  energy.seed = options.seed;
+  if (!options.engine.empty()) energy.engine = options.engine;
+  std::vector<EnergyRow> rows;
+  for (const auto& f : files) {
+    auto more = read_energy_file(f);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  const std::vector<EnergyResult> results = replay_energy_rows(rows, energy);
+  const auto doc = energy_report_json(results, energy);
+  if (!out_dir.empty()) {
+    servesim::make_output_folder(out_dir, "--out");
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto path = std::filesystem::path(out_dir) / fmt::format("mlenergy_{:03}.yaml", i);
+      std::ofstream f(path);
+      f << results[i].config_yaml;
+      if (!f) throw servesim::InputError(fmt::format("{}: cannot write", path.string()));
+    }
+    std::ofstream f(std::filesystem::path(out_dir) / "report.json");
+    f << doc.dump(2) << "\n";
+  }
+  std::cout << (json ? doc.dump(2) + "\n" : energy_report_table(doc));
+  if (!plot_file.empty()) servesim::plot_beside(plot_file, "mlenergy", doc.dump(2) + "\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,7 +88,26 @@ int main(int argc, char** argv) {
   bool write = false;
   ReplayOptions options;
   bool no_prefix_caching = false;
-  app.add_option("--experiments", csv, "experiments.csv")->required();
+  auto* experiments_opt = app.add_option("--experiments", csv, "experiments.csv");
+  std::vector<std::string> energy_files;
+  auto* energy_opt =
+      app.add_option("--mlenergy", energy_files,
+                     "ML.ENERGY leaderboard files (v3 models/*.json, v2 bs*+tp*+pp*.json) to "
+                     "replay instead of experiments.csv: each row's batch, output lengths and "
+                     "the benchmark's multi-turn chat prompts; scores output tok/s, ITL p50/p90, "
+                     "power and J/token over the benchmark's steady-state window")
+          ->excludes(experiments_opt);
+  servesim::sim2real::EnergyReplayOptions energy;
+  app.add_option("--prompt-tokens", energy.prompt_tokens_mean,
+                 "With --mlenergy: mean prompt tokens of the request set (default 634, ML.ENERGY's "
+                 "own figure for its LMArena chat set)")
+      ->check(servesim::number_in(1.0, 16384.0))
+      ->needs(energy_opt);
+  app.add_option("--turns", energy.turns_mean,
+                 "With --mlenergy: mean turns per conversation (default 2.48: Chatbot Arena's "
+                 "message lengths at the mean prompt)")
+      ->check(servesim::number_in(1.0, 100.0))
+      ->needs(energy_opt);
   app.add_option("--only", only, "Comma-separated run ids (exp_id column)");
   app.add_option("--out", out_dir, "Write each run's config (and report.json) here");
   app.add_flag("--json", json, "Print the report as JSON instead of the table");
@@ -124,6 +177,13 @@ int main(int argc, char** argv) {
     if (threads > 0) {
       limit.emplace(tbb::global_control::max_allowed_parallelism,
                     static_cast<std::size_t>(threads));
+    }
+    if (!energy_files.empty()) {
+      return replay_mlenergy(energy_files, energy, options, out_dir, json, plot_file);
+    }
+    if (csv.empty()) {
+      std::cerr << "sim2real: --experiments or --mlenergy is required (see --help)\n";
+      return 2;
     }
     options.prefix_caching = !no_prefix_caching;
     const std::vector<Experiment> all = read_experiments(csv);

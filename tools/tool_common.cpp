@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -23,6 +24,7 @@
 #include "sim/memory_planner.hpp"
 #include "sim/metrics.hpp"
 #include "sim/output_writers.hpp"
+#include "sim/steady_state_window.hpp"
 #include "sim/version.hpp"
 #include "workloads/registry.hpp"
 
@@ -354,6 +356,13 @@ nlohmann::json price_provenance(const BuiltRun& run) {
 nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   MetricsCollector metrics(run.config.slo, run.cost_model->request_overhead_ns());
   std::vector<RunObserver*> observers{&metrics};
+  std::optional<SteadyStateWindow> window;
+  if (run.config.output.steady_state) {
+    const std::int64_t seats_each =
+        run.config.scheduler.is_map() ? run.config.scheduler.get_int("max_num_seqs", 128) : 128;
+    window.emplace(seats_each * static_cast<std::int64_t>(run.fleet.size()));
+    observers.push_back(&*window);
+  }
   std::unique_ptr<OutputWriters> writers;
   std::string dir = options.out_dir;
   if (dir.empty()) dir = run.config.output.dir;
@@ -414,6 +423,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
                                 {"error_rows", wc.error_rows},
                                 {"clipped_to_max_tokens", wc.clipped_to_max_tokens}};
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
+  if (window) summary["steady_state"] = window->summary();
   if (writers) {
     summary["outputs"] = writers->close();
     writers->commit(
@@ -468,6 +478,16 @@ std::string format_summary_table(const nlohmann::json& s) {
         "energy     {:.1f} kJ   {:.3f} J/output token   fleet power mean {:.0f} W  peak {:.0f} W\n",
         s["energy_j"].get<double>() / 1e3, s["energy_j_per_output_token"].get<double>(),
         s["power_w"]["mean"].get<double>(), s["power_w"]["peak"].get<double>());
+  }
+  if (s.contains("steady_state")) {
+    const auto& w = s["steady_state"];
+    out += fmt::format(
+        "steady     {:.1f} s window ({} seats): {} output tok/s  ITL p50 {} p90 {} ms  power {} W  "
+        "{} J/output token  batch {}\n",
+        w["window_s"].get<double>(), w["seats"].get<std::int64_t>(),
+        number_or_na(w["output_tok_s"], 0), number_or_na(w["itl_p50_ms"], 2),
+        number_or_na(w["itl_p90_ms"], 2), number_or_na(w["power_w"], 0),
+        number_or_na(w["j_per_token"], 3), number_or_na(w["avg_batch"], 1));
   }
   if (s.contains("sensitivity")) {
     const auto& v = s["sensitivity"];

@@ -73,8 +73,30 @@ TraceLengths load_trace_lengths(const std::string& path) {
   return pool;
 }
 
+double LengthHistogram::mean() const {
+  double n = 0;
+  double sum = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    // A draw is uniform over the whole numbers in [lo, hi): their mean.
+    const double lo = std::ceil(edges[i]);
+    const double hi = std::max(lo, std::ceil(edges[i + 1]) - 1);
+    n += counts[i];
+    sum += counts[i] * 0.5 * (lo + hi);
+  }
+  return sum / n;
+}
+
+double ConversationLengths::user_tokens_mean() const {
+  return std::max(1.0, prompt_tokens_mean / (turns_mean + reply_ratio * (turns_mean - 1)));
+}
+
 LengthSampler::LengthSampler(LengthSpec spec, std::uint64_t seed)
-    : spec_(std::move(spec)), rng_(substream_seed(seed, 2)) {
+    : spec_(std::move(spec)), rng_(substream_seed(seed, 2)), seed_(seed) {
+  if (const auto* c = std::get_if<ConversationLengths>(&spec_)) {
+    user_mean_ = c->user_tokens_mean();
+    double sum = 0;
+    for (double n : c->output.counts) cumulative_.push_back(sum += n);
+  }
   if (const auto* z = std::get_if<ZipfLengths>(&spec_)) {
     const std::int64_t items = std::int64_t{z->max_tokens} - z->min_tokens + 1;
     constexpr double kEps = 1e-8;  // as Vidur
@@ -96,6 +118,44 @@ std::int32_t LengthSampler::zipf_total(const ZipfLengths& z) {
   // Vidur can return max + 1 as u → 1; keep the range closed.
   return static_cast<std::int32_t>(
       std::min<double>(z.max_tokens, z.min_tokens + std::floor(offset)));
+}
+
+double LengthSampler::lognormal(double mean, double sigma) {
+  return std::exp(std::log(mean) - 0.5 * sigma * sigma + sigma * rng_.normal());
+}
+
+std::int32_t LengthSampler::histogram_draw(const LengthHistogram& h) {
+  const double u = rng_.uniform01() * cumulative_.back();
+  const auto bin = static_cast<std::size_t>(
+      std::upper_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin());
+  const std::size_t i = std::min(bin, cumulative_.size() - 1);
+  const auto lo = static_cast<std::int64_t>(std::ceil(h.edges[i]));
+  const auto hi = std::max(lo, static_cast<std::int64_t>(std::ceil(h.edges[i + 1])) - 1);
+  return at_least_one(static_cast<double>(rng_.uniform_int(lo, hi)));
+}
+
+std::pair<std::int32_t, std::int32_t> LengthSampler::conversation_turn(
+    const ConversationLengths& c) {
+  if (c.unique_requests > 0 && drawn_ > 0 && drawn_ % c.unique_requests == 0) {
+    rng_ = RandomSource(substream_seed(seed_, 2));  // the same request file again
+    turns_left_ = 0;
+    last_user_ = -1;
+  }
+  ++drawn_;
+  if (turns_left_ == 0) {
+    ++last_user_;
+    history_ = 0;
+    // Geometric on {1, 2, …} with mean turns_mean, by inverse CDF.
+    const double q = 1 - 1 / c.turns_mean;
+    turns_left_ = q <= 0 ? 1
+                         : 1 + static_cast<std::int64_t>(
+                                   std::floor(std::log(rng_.uniform_open01()) / std::log(q)));
+  }
+  --turns_left_;
+  const double user = std::round(lognormal(user_mean_, c.sigma)) + c.template_tokens;
+  const double prompt = std::min<double>(c.max_prompt_tokens, history_ + user);
+  history_ += user + std::round(lognormal(c.reply_ratio * user_mean_, c.sigma)) + c.template_tokens;
+  return {at_least_one(prompt), histogram_draw(c.output)};
 }
 
 std::pair<std::int32_t, std::int32_t> LengthSampler::next() {
@@ -123,13 +183,14 @@ std::pair<std::int32_t, std::int32_t> LengthSampler::next() {
             last_user_ = rng_.uniform_int(0, c.num_groups * c.users_per_group - 1);
             return std::pair{c.system_prompt_tokens + c.question_tokens, c.output_tokens};
           },
+          [&](const ConversationLengths& c) { return conversation_turn(c); },
       },
       spec_);
 }
 
 std::string_view LengthSampler::kind() const {
-  static constexpr std::string_view kNames[] = {"trace", "zipf", "uniform", "fixed",
-                                                "shared_prefix_chat"};
+  static constexpr std::string_view kNames[] = {
+      "trace", "zipf", "uniform", "fixed", "shared_prefix_chat", "conversation"};
   return kNames[spec_.index()];
 }
 

@@ -51,8 +51,43 @@ struct ChatLengths {
   std::int32_t question_tokens = 1;
   std::int32_t output_tokens = 1;
 };
-using LengthSpec =
-    std::variant<TraceLengths, ZipfLengths, UniformLengths, FixedLengths, ChatLengths>;
+// A histogram of lengths: bin i holds counts[i] of the lengths in [edges[i], edges[i+1]); a draw
+// picks a bin in proportion to its count and a whole number uniformly inside it.
+struct LengthHistogram {
+  std::vector<double> edges;   // ascending, ≥ 1 at the first; one more than counts
+  std::vector<double> counts;  // ≥ 0, not all 0
+  double mean() const;         // of the lengths a draw yields
+};
+// Multi-turn chat as benchmarks build it from chat logs (every turn of a conversation is one
+// request whose prompt is the whole history so far: the earlier user messages and the logged
+// replies, then this turn's user message), with the served model's own output lengths:
+// - turns per conversation: geometric with mean turns_mean (≥ 1);
+// - message lengths: lognormal with shape `sigma`, user messages of mean U and logged replies of
+//   mean reply_ratio · U, U chosen so the messages' own tokens average prompt_tokens_mean over
+//   requests (before clipping): turn k holds k user messages and k − 1 replies, and the turns
+//   of a geometric conversation weigh Σ_k k·P(T ≥ k) = turns_mean², so
+//   prompt_tokens_mean = U · (turns_mean + reply_ratio · (turns_mean − 1));
+// - each message adds template_tokens (the chat template's role markers) on top;
+// - prompts longer than max_prompt_tokens are cut to it;
+// - output lengths drawn from `output` (independent of the prompt);
+// - with unique_requests = n > 0, the (n+1)-th request starts the same sequence again (a request
+//   file sent repeatedly: the repeats find their prompts in the prefix cache while they last).
+// A conversation's turns come one after another; its id is the request's prefix group and the
+// whole prompt its prefix, so a turn finds the earlier turns' prompts in the prefix cache.
+struct ConversationLengths {
+  double turns_mean = 1;
+  double prompt_tokens_mean = 1;
+  double reply_ratio = 1;
+  double sigma = 1;
+  std::int32_t template_tokens = 0;
+  std::int32_t max_prompt_tokens = 1;
+  std::int64_t unique_requests = 0;  // 0: never repeat
+  LengthHistogram output;
+  // The user-message mean U that gives prompt_tokens_mean.
+  double user_tokens_mean() const;
+};
+using LengthSpec = std::variant<TraceLengths, ZipfLengths, UniformLengths, FixedLengths,
+                                ChatLengths, ConversationLengths>;
 
 // Loads a length pool from a file (see TraceReader::lengths_only). Throws InputError for a bad
 // row or a file without usable rows.
@@ -71,12 +106,16 @@ class LengthSampler {
   // (prompt tokens, output tokens).
   std::pair<std::int32_t, std::int32_t> next();
   std::string_view kind() const;
-  // Chat lengths: the user (group × users_per_group + user) of the last next(); else -1.
+  // Chat lengths: the user (group × users_per_group + user) of the last next(); conversation
+  // lengths: the conversation; else -1.
   std::int64_t last_user() const { return last_user_; }
   const LengthSpec& spec() const { return spec_; }
 
  private:
   std::int32_t zipf_total(const ZipfLengths& z);
+  std::pair<std::int32_t, std::int32_t> conversation_turn(const ConversationLengths& c);
+  std::int32_t histogram_draw(const LengthHistogram& h);
+  double lognormal(double mean, double sigma);
 
   LengthSpec spec_;
   RandomSource rng_;
@@ -85,6 +124,13 @@ class LengthSampler {
   double zipf_zetan_ = 0;
   double zipf_eta_ = 0;
   double zipf_alpha_ = 0;
+  // Conversation state: turns left in the current one, its history (tokens), the message mean.
+  std::uint64_t seed_ = 0;
+  std::int64_t drawn_ = 0;
+  std::int64_t turns_left_ = 0;
+  double history_ = 0;
+  double user_mean_ = 0;
+  std::vector<double> cumulative_;  // histogram counts, summed
 };
 
 }  // namespace servesim

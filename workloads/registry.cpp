@@ -192,8 +192,59 @@ std::pair<std::int32_t, std::int32_t> read_token_range(const ConfigNode& lengths
   return {lo, hi};
 }
 
+// `output: {edges: [...], counts: [...]}` of conversation lengths.
+LengthHistogram read_histogram(const ConfigNode& node) {
+  node.require_map("a length histogram ({edges: [...], counts: [...]})");
+  node.check_keys({"edges", "counts"});
+  LengthHistogram h;
+  for (const ConfigNode& e : node.at("edges").items()) {
+    const double v = e.as_double();
+    if (!std::isfinite(v) || v < 1 || (!h.edges.empty() && v <= h.edges.back())) {
+      e.fail("expected ascending finite bin edges, the first ≥ 1 token");
+    }
+    h.edges.push_back(v);
+  }
+  double total = 0;
+  for (const ConfigNode& c : node.at("counts").items()) {
+    const double v = c.as_double();
+    if (!std::isfinite(v) || v < 0) c.fail("expected a count ≥ 0");
+    h.counts.push_back(v);
+    total += v;
+  }
+  if (h.counts.empty() || h.edges.size() != h.counts.size() + 1) {
+    node.at("counts").fail(
+        fmt::format("{} counts for {} edges (expected one count per bin: one "
+                    "fewer than the edges, at least one)",
+                    h.counts.size(), h.edges.size()));
+  }
+  if (total <= 0) node.at("counts").fail("every count is 0 (expected at least one length)");
+  return h;
+}
+
 LengthSpec read_lengths(const ConfigNode& lengths) {
   const std::string kind = read_kind(lengths, "lengths", length_kinds());
+  if (kind == "conversation") {
+    lengths.check_keys({"kind", "turns_mean", "prompt_tokens_mean", "reply_ratio", "sigma",
+                        "template_tokens", "max_prompt_tokens", "unique_requests", "output"});
+    ConversationLengths c;
+    c.turns_mean = lengths.get_positive("turns_mean");
+    if (c.turns_mean < 1) lengths.at("turns_mean").fail("expected a mean of at least 1 turn");
+    c.prompt_tokens_mean = lengths.get_positive("prompt_tokens_mean");
+    c.reply_ratio = lengths.get_nonnegative("reply_ratio", 1.0);
+    c.sigma = lengths.get_nonnegative("sigma", 1.0);
+    if (c.sigma > 4) lengths.at("sigma").fail("expected a lognormal shape in [0, 4]");
+    const std::int64_t tmpl = lengths.get_int("template_tokens", 0);
+    if (tmpl < 0 || tmpl > 100000) lengths.at("template_tokens").fail("expected [0, 100000]");
+    c.template_tokens = static_cast<std::int32_t>(tmpl);
+    c.max_prompt_tokens = read_tokens(lengths, "max_prompt_tokens");
+    if (c.prompt_tokens_mean > c.max_prompt_tokens) {
+      lengths.at("prompt_tokens_mean").fail("is above max_prompt_tokens");
+    }
+    c.unique_requests = lengths.get_int("unique_requests", 0);
+    if (c.unique_requests < 0) lengths.at("unique_requests").fail("expected a count ≥ 0");
+    c.output = read_histogram(lengths.at("output"));
+    return c;
+  }
   if (kind == "trace") {
     lengths.check_keys({"kind", "file"});
     return load_trace_lengths(read_file_path(lengths));
@@ -242,7 +293,7 @@ LengthSpec read_lengths(const ConfigNode& lengths) {
 
 std::vector<std::string> arrival_kinds() { return {"gamma", "poisson", "stages", "static"}; }
 std::vector<std::string> length_kinds() {
-  return {"fixed", "shared_prefix_chat", "trace", "uniform", "zipf"};
+  return {"conversation", "fixed", "shared_prefix_chat", "trace", "uniform", "zipf"};
 }
 std::vector<std::string> trace_formats() { return trace_format_names(); }
 
@@ -284,9 +335,13 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
     }
   }
   LengthSpec lengths = read_lengths(node.at("lengths"));
-  if (std::holds_alternative<ChatLengths>(lengths) && node.has("shared_prefix")) {
+  if ((std::holds_alternative<ChatLengths>(lengths) ||
+       std::holds_alternative<ConversationLengths>(lengths)) &&
+      node.has("shared_prefix")) {
     node.at("shared_prefix")
-        .fail("cannot be combined with shared_prefix_chat lengths (they bring their own prefixes)");
+        .fail(
+            "cannot be combined with shared_prefix_chat or conversation lengths (they bring their "
+            "own prefixes)");
   }
   return std::make_unique<SyntheticWorkload>(arrivals, std::move(lengths), options, seed,
                                              arrival.where() + ": workload.arrival");

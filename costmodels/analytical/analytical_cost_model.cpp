@@ -25,13 +25,19 @@ AnalyticalCostModel::AnalyticalCostModel(Options options) : options_(options) {}
 AnalyticalCostModel::~AnalyticalCostModel() = default;
 
 AnalyticalCostModel::Options AnalyticalCostModel::parse(const ConfigNode& node) {
-  node.check_keys({"kind", "terms", "table_max_tokens", "engine"});
+  node.check_keys({"kind", "terms", "table_max_tokens", "engine", "sampling"});
   Options o;
   if (auto t = node.find("terms")) o.terms.apply(*t);
   o.table_max_tokens =
       static_cast<int>(node.get_positive_int("table_max_tokens", o.table_max_tokens));
   o.graph_table_max_tokens = std::min(o.graph_table_max_tokens, o.table_max_tokens);
   if (auto e = node.find("engine")) o.engine = EngineProfile::load(*e);
+  if (auto s = node.find("sampling")) {
+    s->require_map("the requests' sampling ({top_p: bool, penalties: bool})");
+    s->check_keys({"top_p", "penalties"});
+    o.sampling_top_p = s->get_bool("top_p", false);
+    o.sampling_penalties = s->get_bool("penalties", false);
+  }
   return o;
 }
 
@@ -46,6 +52,8 @@ SimTime AnalyticalCostModel::request_overhead_ns() const {
 LayerPricer AnalyticalCostModel::pricer(const ReplicaSpec& replica) const {
   AnalyticalParams params = AnalyticalParams::for_gpu(*replica.gpu);
   if (options_.engine) options_.engine->apply(*replica.gpu, params);
+  params.sampling_top_p = options_.sampling_top_p;
+  params.sampling_penalties = options_.sampling_penalties;
   return LayerPricer(replica, params, options_.terms);
 }
 

@@ -29,7 +29,9 @@ namespace servesim {
 // keeps its eager launch floor outside a full graph.
 //
 // Config keys: kind, terms (map of AnalyticalTerms switches), table_max_tokens (default 16384),
-// engine (an EngineProfile: the serving engine's own constants on top of the hardware files).
+// engine (an EngineProfile: the serving engine's own constants on top of the hardware files),
+// sampling ({top_p: bool, penalties: bool}: what every request's sampling parameters ask of the
+// engine's sampler; default neither, one pass over the logits).
 // Speed: the token-dependent part of a step is tabulated per replica spec on first use (a few
 // ms), so step() is a table lookup plus a pass over the batch's requests.
 // Tables are keyed by the addresses of the replica's GpuSpec and ModelSpec (as the catalog hands
@@ -43,6 +45,8 @@ class AnalyticalCostModel final : public CostModel {
     int table_max_tokens = 16384;
     int graph_table_max_tokens = 1024;
     std::shared_ptr<const EngineProfile> engine;  // null: the hardware files' constants alone
+    bool sampling_top_p = false;
+    bool sampling_penalties = false;
   };
   explicit AnalyticalCostModel(Options options);
   ~AnalyticalCostModel() override;

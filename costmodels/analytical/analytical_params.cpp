@@ -55,7 +55,16 @@ std::optional<ConfigNode> section(const ConfigNode& parent, std::string_view nam
 
 void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
   a.require_map("the analytical cost model's constants");
-  a.check_keys({"source", "gemm", "memory", "attention", "light", "collectives", "fitted"});
+  a.check_keys(
+      {"source", "gemm", "memory", "attention", "light", "collectives", "sampler", "fitted"});
+  if (auto sm = a.find("sampler")) {
+    sm->require_map("the sampler's bytes per vocabulary entry");
+    sm->check_keys(
+        {"source", "random_bytes_per_entry", "top_p_bytes_per_entry", "penalty_bytes_per_entry"});
+    sampler_random_bytes = sm->get_nonnegative("random_bytes_per_entry", sampler_random_bytes);
+    sampler_top_p_bytes = sm->get_nonnegative("top_p_bytes_per_entry", sampler_top_p_bytes);
+    sampler_penalty_bytes = sm->get_nonnegative("penalty_bytes_per_entry", sampler_penalty_bytes);
+  }
   if (auto g = section(a, "gemm", complete,
                        {"efficiency", "clock_fraction", "launch_ns", "launch_model", "cluster_size",
                         "ctas_per_sm", "tiles", "split_k_min_k", "knee_q", "wave_ns",
@@ -94,7 +103,9 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
   }
   if (auto t = section(a, "attention", complete,
                        {"prefill_efficiency", "decode_bw_fraction", "floor_ns"})) {
-    t->check_keys({"source", "prefill_efficiency", "decode_bw_fraction", "floor_ns"});
+    t->check_keys(
+        {"source", "prefill_efficiency", "decode_bw_fraction", "floor_ns", "decode_mma_rows"});
+    decode_attn_mma_rows = t->get_nonnegative("decode_mma_rows", decode_attn_mma_rows);
     prefill_attn_efficiency =
         t->get_positive_fraction("prefill_efficiency", prefill_attn_efficiency);
     decode_attn_bw_fraction =

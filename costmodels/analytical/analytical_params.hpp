@@ -75,6 +75,10 @@ struct AnalyticalParams {
   double prefill_attn_efficiency = 0.6;
   double decode_attn_bw_fraction = 0.7;
   double attn_floor_ns = 8000;
+  // Decode attention's tensor-core tile height in query rows (the engine's kernel): each decode
+  // fills only its GQA group of them, so the tensor cores run rows / group × the useful FLOPs and
+  // draw power for all of them; its time stays the KV stream's. 0: power from useful FLOPs only.
+  double decode_attn_mma_rows = 0;
   // Light kernels
   std::array<Light, kNumLightKernels> light{};
   double graph_launch_scale = 0.5;  // launch floors inside a CUDA graph, relative to eager
@@ -94,6 +98,24 @@ struct AnalyticalParams {
   AllReduceAlgorithm allreduce_algorithm = AllReduceAlgorithm::kRing;
   double custom_allreduce_max_bytes = 8 * 1048576.0;  // vLLM's default max_size
   double custom_allreduce_floor_ns = 0;  // per call of vLLM's kernel: launch and both barriers
+  // The sampler beyond the one pass over the logits that the `sampling` light kernel prices, in
+  // bytes per (request, vocabulary entry) at that kernel's rate, by what the requests ask for:
+  // random sampling (the float copy, temperature, softmax, exponential draw, divide, argmax),
+  // top-p/top-k masking (the engine's implementation: vLLM 0.11 sorts the whole vocabulary) and
+  // repetition/frequency/presence penalties (token-count tensors over the vocabulary). The
+  // engine's business, so an engine profile's `analytical: {sampler: …}` states them; 0 without.
+  double sampler_random_bytes = 0;
+  double sampler_top_p_bytes = 0;
+  double sampler_penalty_bytes = 0;
+  // What the requests use (the cost model's `sampling:` section): which of the above apply.
+  bool sampling_top_p = false;
+  bool sampling_penalties = false;
+  // Bytes per (request, vocabulary entry) the sampler streams: the light kernel's 4 (one pass)
+  // plus what the requests' sampling asks for.
+  double sampler_bytes_per_entry() const {
+    return 4 + (sampling_top_p ? sampler_random_bytes + sampler_top_p_bytes : 0) +
+           (sampling_penalties ? sampler_penalty_bytes : 0);
+  }
   // Host (PHYSICS §1): S(N) = floor + slope·(N−1)
   double host_eager_floor_ns = 2'000'000;
   double host_graph_floor_ns = 500'000;

@@ -59,6 +59,12 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
   weight_bytes_ = r.weight_bytes_per_param();
   kv_bytes_ = r.kv_dtype_bytes;
   full_vocab_ = r.model->vocab_size;
+  // A decode query's GQA group (q heads per KV head) fills `decode_attn_mma_rows` rows of each
+  // MMA tile; the rest of the tile is padding the tensor cores execute all the same.
+  const double group = shapes_.kv_heads > 0 ? shapes_.q_heads / shapes_.kv_heads : 1.0;
+  if (params_.decode_attn_mma_rows > 0 && shapes_.mla_latent <= 0) {
+    decode_mma_padding_ = std::max(1.0, params_.decode_attn_mma_rows / std::max(1.0, group));
+  }
 }
 
 double LayerPricer::dynamic_w(double flops, double peak, double bytes, double ns) const {
@@ -256,18 +262,22 @@ double LayerPricer::attention_ns(const AttentionWork& w, bool graph, double* nj)
   const double floor = terms_.attention && terms_.launch ? params_.attn_floor_ns : 0.0;
   const double peak = bf16_peak_flops_per_ns_;
   // Each part (prefill, decode) at its own clock: compute at eff·x of the peak, or the stream.
-  auto part = [&](double flops, double bytes, double launch) {
+  // `mma` of the FLOPs the tensor cores execute (padding included) draw power; `flops` time it.
+  auto part = [&](double flops, double bytes, double launch, double mma) {
     return tally(nj,
-                 clocked_ns(flops, peak, bytes,
+                 clocked_ns(mma, peak, bytes,
                             [&](double x) {
                               const double eff = eff_on ? params_.prefill_attn_efficiency * x : 1.0;
                               return launch + std::max(flops / (peak * eff), bytes / (bw_ * frac));
                             }),
-                 flops, peak, bytes);
+                 mma, peak, bytes);
   };
   double t = 0;
-  if (w.prefill_chunks > 0) t += part(w.prefill_flops, w.prefill_bytes, floor);
-  if (w.decodes > 0) t += part(w.decode_flops, w.decode_bytes, floor * launch_scale(graph));
+  if (w.prefill_chunks > 0) t += part(w.prefill_flops, w.prefill_bytes, floor, w.prefill_flops);
+  if (w.decodes > 0) {
+    t += part(w.decode_flops, w.decode_bytes, floor * launch_scale(graph),
+              w.decode_flops * decode_mma_padding_);
+  }
   return t;
 }
 
@@ -278,7 +288,9 @@ double LayerPricer::edge_tokens_ns(double tokens, bool graph, double* nj) const 
 
 double LayerPricer::edge_requests_ns(double requests, bool graph, double* nj) const {
   return unquantized_gemm({requests, shapes_.hidden, shapes_.vocab, 1}, graph, nj) +
-         light_ns(LightKernel::kSampling, {requests * full_vocab_ * 4, requests, 0}, graph, nj);
+         light_ns(LightKernel::kSampling,
+                  {requests * full_vocab_ * params_.sampler_bytes_per_entry(), requests, 0}, graph,
+                  nj);
 }
 
 double LayerPricer::host_ns(double requests, bool graph) const {

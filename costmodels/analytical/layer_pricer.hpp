@@ -180,6 +180,7 @@ class LayerPricer {
   double weight_bytes_ = 2;
   double kv_bytes_ = 2;
   double full_vocab_ = 0;
+  double decode_mma_padding_ = 1;  // tensor FLOPs executed per useful FLOP in decode attention
 };
 
 // A priced piece of a step: its time and its energy above idle on one GPU.

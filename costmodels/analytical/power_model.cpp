@@ -14,7 +14,7 @@ std::optional<PowerModel> PowerModel::for_gpu(const GpuSpec& gpu) {
   if (!s) return std::nullopt;
   s->require_map("the power model's constants");
   s->check_keys({"source", "idle_w", "max_clock_mhz", "min_clock_mhz", "v_min", "pj_per_flop",
-                 "sm_w_per_ghz", "pj_per_byte"});
+                 "sm_w_per_ghz", "pj_per_byte", "onchip_pj_per_byte"});
   for (const char* key : {"source", "v_min", "sm_w_per_ghz", "pj_per_byte"}) (void)s->at(key);
   PowerModel p;
   p.idle_w = s->get_positive("idle_w");
@@ -24,6 +24,7 @@ std::optional<PowerModel> PowerModel::for_gpu(const GpuSpec& gpu) {
   p.pj_per_flop = s->get_positive("pj_per_flop");
   p.sm_w_per_ghz = s->get_nonnegative("sm_w_per_ghz", 0);
   p.pj_per_byte = s->get_nonnegative("pj_per_byte", 0);
+  p.onchip_pj_per_byte = s->get_nonnegative("onchip_pj_per_byte", 0);
   if (p.min_clock_mhz >= p.max_clock_mhz) {
     s->at("min_clock_mhz")
         .fail(fmt::format("min_clock_mhz {} must be below max_clock_mhz {}", p.min_clock_mhz,
@@ -48,6 +49,7 @@ PowerModel& PowerModel::derive(const GpuSpec& gpu) {
   // The bf16 tensor rate scales with the clock: datasheet TFLOP/s at boost × f_max / boost.
   tensor_w = pj_per_flop * 1e-12 * gpu.bf16_tflops * 1e12 * max_clock_mhz / gpu.boost_clock_mhz;
   memory_w = pj_per_byte * 1e-12 * gpu.memory_bw_gb_per_s * 1e9;
+  onchip_w = onchip_pj_per_byte * 1e-12 * gpu.memory_bw_gb_per_s * 1e9;
   return *this;
 }
 
@@ -55,13 +57,14 @@ double PowerModel::voltage(double f_mhz) const { return std::max(v_min, f_mhz / 
 
 double PowerModel::board_w(double f_mhz, double u, double m) const {
   const double v = voltage(f_mhz);
-  return idle_w + f_mhz / max_clock_mhz * v * v * (clock_w + u * tensor_w) + m * memory_w;
+  return idle_w + f_mhz / max_clock_mhz * v * v * (clock_w + u * tensor_w + m * onchip_w) +
+         m * memory_w;
 }
 
 double PowerModel::clock_under_cap(double cap_w, double u, double m) const {
   if (board_w(max_clock_mhz, u, m) <= cap_w) return max_clock_mhz;
   const double budget = cap_w - idle_w - m * memory_w;
-  const double k = clock_w + u * tensor_w;
+  const double k = clock_w + u * tensor_w + m * onchip_w;
   if (budget <= 0 || k <= 0) return min_clock_mhz;
   // Above the floor (v = φ): φ³·k = budget; on it (v = v_min): φ·v_min²·k = budget.
   double phi = std::cbrt(budget / k);

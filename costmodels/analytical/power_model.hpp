@@ -11,11 +11,13 @@ namespace servesim {
 // Board power of one GPU as a function of its SM clock and of what the running kernel does
 // (PHYSICS §6), from the `power:` section of its hardware file:
 //
-//   P(f) = idle_w + (f/f_max) · v(f)² · (clock_w + u · tensor_w) + m · memory_w
+//   P(f) = idle_w + (f/f_max) · v(f)² · (clock_w + u · tensor_w + m · onchip_w) + m · memory_w
 //   v(f) = max(v_min, f/f_max)            (V_max at f_max, falling with f, floored at v_min)
 //   clock_w  = sm_w_per_ghz · SMs · f_max       (clock tree and issue logic of busy SMs)
 //   tensor_w = pj_per_flop · peak FLOP/s at f_max (bf16 tensor rate at full activity)
-//   memory_w = pj_per_byte · DRAM bandwidth
+//   memory_w = pj_per_byte · DRAM bandwidth         (the DRAM itself: fixed energy per byte)
+//   onchip_w = onchip_pj_per_byte · DRAM bandwidth  (the byte's way through L2, the crossbar and
+//              an SM: switching on the core's clock and voltage, so a cap lowers it)
 //
 // u is the kernel's tensor activity (achieved / peak FLOP/s at its clock) and m its DRAM activity
 // (achieved / datasheet bandwidth), both from the analytical model's own compute and memory
@@ -34,10 +36,14 @@ struct PowerModel {
   double pj_per_flop = 0;   // bf16 tensor FLOP at V_max
   double sm_w_per_ghz = 0;  // per SM, at V_max
   double pj_per_byte = 0;   // DRAM
+  // Each DRAM byte also crosses L2, the crossbar and an SM's load path: energy per DRAM byte at
+  // V_max, scaling with f·V² as the SMs' own. 0: not stated.
+  double onchip_pj_per_byte = 0;
   // Board-derived (from the datasheet fields): the watts of each term at f_max, full activity.
   double clock_w = 0;
   double tensor_w = 0;
   double memory_w = 0;
+  double onchip_w = 0;
   double boost_clock_mhz = 0;  // the datasheet clock the GEMM efficiency is quoted at
 
   // The GPU's `power:` section; none when the file has none (caps then use the placeholder law

@@ -18,8 +18,8 @@ using servesim::test::trace_yaml;
 TEST_CASE("every arrival kind and length kind in the registry builds a working workload",
           "[workloads][registry]") {
   CHECK(arrival_kinds() == std::vector<std::string>{"gamma", "poisson", "stages", "static"});
-  CHECK(length_kinds() ==
-        std::vector<std::string>{"fixed", "shared_prefix_chat", "trace", "uniform", "zipf"});
+  CHECK(length_kinds() == std::vector<std::string>{"conversation", "fixed", "shared_prefix_chat",
+                                                   "trace", "uniform", "zipf"});
   const std::map<std::string, std::string> arrivals = {
       {"gamma", "{kind: gamma, qps: 4, cv: 2}"},
       {"poisson", "{kind: poisson, qps: 4}"},
@@ -27,6 +27,9 @@ TEST_CASE("every arrival kind and length kind in the registry builds a working w
       {"static", "{kind: static, qps: 4}"},
   };
   const std::map<std::string, std::string> lengths = {
+      {"conversation",
+       "{kind: conversation, turns_mean: 2, prompt_tokens_mean: 300, max_prompt_tokens: 2000, "
+       "output: {edges: [1, 100, 400], counts: [3, 1]}}"},
       {"fixed", kFixed},
       {"shared_prefix_chat",
        "{kind: shared_prefix_chat, num_groups: 3, users_per_group: 2, system_prompt_tokens: 10, "
@@ -151,10 +154,11 @@ TEST_CASE("unknown kinds and formats list the known values", "[workloads][bad-in
                       "\n  num_requests: 5\n"),
              Contains("test.yaml:2:19: workload.arrival.kind: unknown arrival kind 'poison' "
                       "(did you mean 'poisson'? known: gamma, poisson, stages, static)"));
-  CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zip}\n  "
-                      "num_requests: 5\n"),
-             Contains("unknown lengths kind 'zip' (did you mean 'zipf'? known: fixed, "
-                      "shared_prefix_chat, trace, uniform, zipf)"));
+  CHECK_THAT(
+      error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zip}\n  "
+               "num_requests: 5\n"),
+      Contains("unknown lengths kind 'zip' (did you mean 'zipf'? known: conversation, fixed, "
+               "shared_prefix_chat, trace, uniform, zipf)"));
   CHECK_THAT(error_of("workload:\n  trace: {format: sharegpt, file: x.csv}\n"),
              Contains("unknown trace format 'sharegpt' (known: azure, measured, vidur)"));
 }

@@ -141,7 +141,7 @@ TEST_CASE("bad staged or chat workloads are errors that say what was expected",
   CHECK_THAT(error_of("workload:\n  arrival: {kind: poisson, qps: 1}\n  lengths: " + kChatLengths +
                       "\n  num_requests: 3\n  shared_prefix: {num_groups: 2, "
                       "prefix_tokens: 10}\n"),
-             Contains("cannot be combined with shared_prefix_chat lengths"));
+             Contains("cannot be combined with shared_prefix_chat or conversation lengths"));
   CHECK_THAT(error_of(fmt::format("workload:\n  trace: {{format: measured, file: '{}'}}\n  "
                                   "shared_prefix: {{group_by: user}}\n",
                                   fixture("measured_small.csv"))),

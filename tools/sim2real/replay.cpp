@@ -131,16 +131,6 @@ std::string precision_key(const Experiment& e) {
   throw InputError(fmt::format("column precision: '{}' (expected FP16, BF16 or FP8)", e.precision));
 }
 
-// YAML double-quoted scalar.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 bool ignores_eos(const Experiment& e) {
   return e.harness.find("ignore_eos=true") != std::string::npos;
 }
@@ -161,6 +151,15 @@ std::optional<std::pair<int, int>> vllm_version(const std::string& image) {
   const auto minor = static_cast<int>(std::strtol(begin, &end, 10));
   if (end == begin) return std::nullopt;
   return std::make_pair(major, minor);
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
 }
 
 InputError run_error(const std::string& csv_path, const Experiment& e, const std::string& what) {

@@ -74,6 +74,9 @@ bool async_scheduling_default(const Experiment& e);
 // no profile under configs/engines/ claims the run's image.
 std::string engine_for(const Experiment& e, const ReplayOptions& options);
 
+// `s` as a YAML double-quoted scalar (for the generated configs).
+std::string quoted(const std::string& s);
+
 // An input error about run `e` of the CSV at `csv_path`: "<csv>:<line>: run <id>: <what>".
 InputError run_error(const std::string& csv_path, const Experiment& e, const std::string& what);
 
