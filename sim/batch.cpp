@@ -2,18 +2,6 @@
 
 namespace servesim {
 
-std::int64_t BatchShape::prefill_tokens() const {
-  std::int64_t n = 0;
-  for (const auto& p : prefills) n += p.tokens;
-  return n;
-}
-
-std::int64_t BatchShape::decode_context_sum() const {
-  std::int64_t n = 0;
-  for (auto c : decode_contexts) n += c;
-  return n;
-}
-
 void Batch::shape_into(BatchShape& shape) const {
   shape.clear();
   for (const auto& e : entries) {

@@ -22,13 +22,22 @@ struct BatchShape {
     prefills.clear();
     decode_contexts.clear();
   }
-  std::int64_t prefill_tokens() const;
+  std::int64_t prefill_tokens() const {
+    std::int64_t n = 0;
+    for (const auto& p : prefills) n += p.tokens;
+    return n;
+  }
   std::int64_t total_tokens() const { return prefill_tokens() + num_decodes(); }
   std::int64_t num_decodes() const { return static_cast<std::int64_t>(decode_contexts.size()); }
   std::int64_t num_requests() const {
     return static_cast<std::int64_t>(prefills.size() + decode_contexts.size());
   }
-  std::int64_t decode_context_sum() const;
+  // Inline: cost models call it every step, and the integer sum vectorizes.
+  std::int64_t decode_context_sum() const {
+    std::int64_t n = 0;
+    for (const std::int32_t c : decode_contexts) n += c;
+    return n;
+  }
   bool empty() const { return prefills.empty() && decode_contexts.empty(); }
 };
 

@@ -254,6 +254,12 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
   }
   finished_.clear();
   replica.scheduler->complete_batch(step.batch, now, replica.kv, finished_);
+  // The step's entry vector becomes the replica's next batch: its capacity is kept, so forming
+  // a batch allocates nothing once batches have reached their size.
+  if (replica.batch.empty()) {
+    step.batch.clear();
+    std::swap(replica.batch, step.batch);
+  }
   bool handed_off = false;
   for (Request* r : finished_) {
     if (r->hand_off) {  // its first token, on a prefill replica: it decodes elsewhere

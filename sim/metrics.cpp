@@ -6,11 +6,13 @@
 namespace servesim {
 
 MetricsCollector::MetricsCollector(SloPolicy slo, SimTime request_overhead_ns)
-    : slo_(std::move(slo)), overhead_ns_(request_overhead_ns), classes_(slo_.classes().size()) {}
+    : slo_(std::move(slo)),
+      overhead_ns_(request_overhead_ns),
+      classes_(slo_.classes().size()),
+      default_class_(slo_.any() && !slo_.named() ? 0 : -1) {}
 
 std::int32_t MetricsCollector::class_of(const Request& r) const {
-  if (r.spec.slo_class >= 0) return r.spec.slo_class;
-  return slo_.any() && !slo_.named() ? 0 : -1;  // one set of bounds holds for every request
+  return r.spec.slo_class >= 0 ? r.spec.slo_class : default_class_;
 }
 
 void MetricsCollector::on_step(const StepRecord& step, const BatchShape& /*shape*/,
@@ -20,10 +22,15 @@ void MetricsCollector::on_step(const StepRecord& step, const BatchShape& /*shape
 
 void MetricsCollector::on_token(const Request& r, SimTime /*now*/, SimTime gap_ns) {
   if (gap_ns < 0) return;
-  tbt_.add(sim_to_ms(gap_ns));
-  if (const std::int32_t k = class_of(r); k >= 0) {
-    classes_[static_cast<std::size_t>(k)].tbt.add(sim_to_ms(gap_ns));
-  }
+  const double ms = sim_to_ms(gap_ns);
+  // This runs once per output token: both paths end in a tail call, so it needs no stack frame.
+  if (const std::int32_t k = class_of(r); k >= 0) return add_tbt_with_class(k, ms);
+  tbt_.add(ms);
+}
+
+void MetricsCollector::add_tbt_with_class(std::int32_t k, double ms) {
+  classes_[static_cast<std::size_t>(k)].tbt.add(ms);
+  tbt_.add(ms);
 }
 
 void MetricsCollector::on_request_done(const Request& r, bool rejected) {

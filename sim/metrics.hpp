@@ -48,11 +48,15 @@ class MetricsCollector : public RunObserver {
   };
 
   std::int32_t class_of(const Request& r) const;
+  [[gnu::noinline]] void add_tbt_with_class(std::int32_t k, double ms);
 
   SloPolicy slo_;
   SimTime overhead_ns_ = 0;
   QuantileSketch ttft_, tbt_, tpot_, e2e_, sched_;
   std::vector<ClassStats> classes_;
+  // The class of a request that names none: 0 when one unnamed set of bounds holds for every
+  // request, else none (-1).
+  std::int32_t default_class_ = -1;
   // Waiting-time estimates (Request::est_wait) against the wait that followed
   // (first_scheduled − arrival): absolute error in ms, and percentage error where the wait was
   // not zero.
