@@ -1,6 +1,7 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -95,7 +96,12 @@ EngineTotals Engine::run() {
 void Engine::on_arrivals(SimTime now) {
   // Admit every request that arrives at this instant before any replica forms a batch.
   while (pending_ && pending_->arrival == now) {
-    admit(*pending_, now);
+    const ReplicaId id = admit(*pending_, now);
+    if (id == kQueued) {
+      any_queued_ = true;
+    } else if (id != kRefused) {
+      touched_.push_back(id);
+    }
     pending_ = workload_.next();
     if (pending_ && pending_->arrival < last_arrival_) {
       throw std::logic_error(fmt::format("workload '{}' yielded arrivals out of order ({} < {} ns)",
@@ -104,12 +110,21 @@ void Engine::on_arrivals(SimTime now) {
     if (pending_) last_arrival_ = pending_->arrival;
   }
   if (pending_) queue_.push(pending_->arrival, kArrival, 0);
-  for (auto& replica : fleet_) {
-    try_start(*replica, now);  // no-op while its stages are all taken
+  // Only a replica that got work can start a step now (the rest were tried when their own state
+  // last changed), unless the router holds requests any idle replica may pull: then all, as
+  // before. In fleet order either way, so equal-time events keep their order.
+  if (any_queued_) {
+    for (auto& replica : fleet_) try_start(*replica, now);  // no-op while its stages are taken
+  } else {
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    for (const ReplicaId id : touched_) try_start(*fleet_[static_cast<std::size_t>(id)], now);
   }
+  touched_.clear();
+  any_queued_ = false;
 }
 
-void Engine::admit(const RequestSpec& spec, SimTime now) {
+ReplicaId Engine::admit(const RequestSpec& spec, SimTime now) {
   Request* r = allocate();
   r->id = next_id_++;
   r->spec = spec;
@@ -122,9 +137,15 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
     r->deadline_ttft = slo_->deadline_is_ttft(r->spec.slo_class);
   }
   const auto fits = [&](const Replica& replica) { return can_ever_hold(replica, spec); };
-  eligible_.clear();
-  for (const auto& replica : fleet_) {
-    if (replica->role != ReplicaRole::kDecode && fits(*replica)) eligible_.push_back(replica->id);
+  if (routable_.empty()) index_routable();
+  const std::vector<ReplicaId>* eligible = &routable_;
+  if (static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens > routable_max_len_ ||
+      spec.peak_kv_tokens() > routable_max_kv_tokens_) {
+    eligible_.clear();  // it does not fit everywhere: the replicas that can hold it
+    for (const auto& replica : fleet_) {
+      if (replica->role != ReplicaRole::kDecode && fits(*replica)) eligible_.push_back(replica->id);
+    }
+    eligible = &eligible_;
   }
   if (decode_router_ != nullptr && spec.output_tokens > 1) {
     // It decodes elsewhere: some decode replica must be able to hold it too.
@@ -133,10 +154,11 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
           return replica->role == ReplicaRole::kDecode && fits(*replica);
         })) {
       eligible_.clear();
+      eligible = &eligible_;
     }
   }
-  if (eligible_.empty()) r->reject_reason = RejectReason::kFitsNoReplica;
-  const ReplicaId id = eligible_.empty() ? kRefused : router_.route(*r, fleet_, eligible_, now);
+  if (eligible->empty()) r->reject_reason = RejectReason::kFitsNoReplica;
+  const ReplicaId id = eligible->empty() ? kRefused : router_.route(*r, fleet_, *eligible, now);
   if (id == kRefused) {
     if (r->reject_reason == RejectReason::kNone) {
       throw std::logic_error(
@@ -145,11 +167,28 @@ void Engine::admit(const RequestSpec& spec, SimTime now) {
     ++totals_.rejected;
     for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/true);
     release(r);
-    return;
+    return kRefused;
   }
-  if (id == kQueued) return;  // the router holds it; a replica pulls it when it forms a batch
+  if (id == kQueued) return kQueued;  // the router holds it; a replica pulls it for a batch
   r->replica = id;
   fleet_[static_cast<std::size_t>(id)]->scheduler->enqueue(r, now);
+  return id;
+}
+
+void Engine::index_routable() {
+  routable_max_len_ = std::numeric_limits<std::int64_t>::max();
+  routable_max_kv_tokens_ = std::numeric_limits<std::int64_t>::max();
+  for (const auto& replica : fleet_) {
+    if (replica->role == ReplicaRole::kDecode) continue;
+    routable_.push_back(replica->id);
+    routable_max_len_ = std::min<std::int64_t>(routable_max_len_, replica->max_model_len);
+    // The most KV tokens that can ever fit: can_ever_fit's bound in whole blocks.
+    const KvCache& kv = replica->kv;
+    routable_max_kv_tokens_ =
+        std::min(routable_max_kv_tokens_,
+                 (kv.total_blocks() - kv.watermark_blocks()) * std::int64_t{kv.block_size()});
+  }
+  if (routable_.empty()) routable_max_len_ = routable_max_kv_tokens_ = 0;
 }
 
 void Engine::set_step_power(Replica& replica, double watts, SimTime now) {

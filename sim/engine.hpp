@@ -90,7 +90,10 @@ class Engine {
   };
 
   void on_arrivals(SimTime now);
-  void admit(const RequestSpec& spec, SimTime now);
+  // Routes a new request; returns the replica it went to, kQueued (the router holds it) or
+  // kRefused.
+  ReplicaId admit(const RequestSpec& spec, SimTime now);
+  void index_routable();
   // Whether `replica` can ever hold a request of `spec` (its length and peak KV).
   static bool can_ever_hold(const Replica& replica, const RequestSpec& spec);
   void try_start(Replica& replica, SimTime now);
@@ -121,6 +124,13 @@ class Engine {
   std::deque<Request> pool_;            // stable addresses
   std::vector<Request*> free_;
   std::vector<ReplicaId> eligible_;
+  // Replicas a new request may go to (every one but decode replicas), and the largest request
+  // all of them can hold: a request within it is eligible everywhere without a scan.
+  std::vector<ReplicaId> routable_;
+  std::int64_t routable_max_len_ = 0;
+  std::int64_t routable_max_kv_tokens_ = 0;
+  std::vector<ReplicaId> touched_;  // replicas that got requests at this arrival instant
+  bool any_queued_ = false;         // … and whether the router held one for any replica to pull
   std::vector<Request*> finished_;
   BatchShape shape_;
   EngineTotals totals_;

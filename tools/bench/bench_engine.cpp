@@ -48,7 +48,23 @@ struct Options {
   std::vector<std::string> overrides;
   bool json_lines = false;
   bool single = false;
+  // A fleet of this many copies of the config's first replica group, the arrival rate scaled by
+  // it (the same load per replica): the per-request cost against fleet size.
+  std::int64_t replicas = 0;
 };
+
+// --set overrides plus, with --replicas N, the fleet size and the arrival rate × N of the config
+// as the other overrides leave it.
+std::vector<std::string> fleet_overrides(const Options& o) {
+  std::vector<std::string> overrides = o.overrides;
+  if (o.replicas <= 0) return overrides;
+  const auto config = servesim::load_run_config(o.config, overrides, std::nullopt);
+  const double qps = config.workload.at("arrival").get_positive("qps");
+  overrides.push_back(fmt::format("replicas.0.count={}", o.replicas));
+  overrides.push_back(
+      fmt::format("workload.arrival.qps={:.17g}", qps * static_cast<double>(o.replicas)));
+  return overrides;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -85,7 +101,7 @@ json run_single(const Options& o) {
   }
   const std::int64_t n = o.requests.front();
   const std::string& cost_model = o.cost_models.front();
-  std::vector<std::string> overrides = o.overrides;
+  std::vector<std::string> overrides = fleet_overrides(o);
   overrides.push_back(fmt::format("workload.num_requests={}", n));
   if (cost_model == "fixed") {
     overrides.emplace_back(kFixedCostModel);
@@ -113,6 +129,7 @@ json run_single(const Options& o) {
 
   json r;
   r["requests"] = n;
+  r["replicas"] = static_cast<std::int64_t>(run.fleet.size());
   r["cost_model"] = cost_model;
   r["outputs"] = outputs;
   r["setup_s"] = setup_s;
@@ -189,7 +206,7 @@ std::string table_row(const json& r) {
 
 int run_all(const Options& o, const std::string& self) {
   // Bad input fails here, once, with the config's own message (exit 1).
-  servesim::build_run(servesim::load_run_config(o.config, o.overrides, std::nullopt));
+  servesim::build_run(servesim::load_run_config(o.config, fleet_overrides(o), std::nullopt));
   std::vector<bool> outputs;
   if (o.outputs != "on") outputs.push_back(false);
   if (o.outputs != "off") outputs.push_back(true);
@@ -201,6 +218,10 @@ int run_all(const Options& o, const std::string& self) {
                                       "--requests", std::to_string(n),  "--cost-model", cm,
                                       "--outputs",  out ? "on" : "off", "--out",        o.out_dir};
         if (o.keep_outputs) args.emplace_back("--keep-outputs");
+        if (o.replicas > 0) {
+          args.emplace_back("--replicas");
+          args.push_back(std::to_string(o.replicas));
+        }
         for (const auto& s : o.overrides) {
           args.emplace_back("--set");
           args.push_back(s);
@@ -231,6 +252,10 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.overrides, "Override a config key: key.path=value (repeatable)");
   app.add_flag("--json", o.json_lines, "Print one JSON object per run instead of a table");
   app.add_flag("--single", o.single, "Run one combination in this process (used internally)");
+  app.add_option("--replicas", o.replicas,
+                 "Run N copies of the config's first replica group at N x its arrival rate (the "
+                 "same load per replica)")
+      ->check(servesim::whole_number_in(1, 100000));
   return servesim::tool_main(app, argc, argv, [&] {
     if (o.single) {
       std::cout << run_single(o).dump() << "\n";
