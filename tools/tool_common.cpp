@@ -358,9 +358,9 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   std::vector<RunObserver*> observers{&metrics};
   std::optional<SteadyStateWindow> window;
   if (run.config.output.steady_state) {
-    const std::int64_t seats_each =
-        run.config.scheduler.is_map() ? run.config.scheduler.get_int("max_num_seqs", 128) : 128;
-    window.emplace(seats_each * static_cast<std::int64_t>(run.fleet.size()));
+    std::int64_t seats = 0;  // the benchmark's concurrency: every replica's max_num_seqs
+    for (const auto& r : run.fleet) seats += r->scheduler->seat_limit();
+    window.emplace(seats);
     observers.push_back(&*window);
   }
   std::unique_ptr<OutputWriters> writers;

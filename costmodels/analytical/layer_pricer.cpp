@@ -73,11 +73,7 @@ double LayerPricer::dynamic_w(double flops, double peak, double bytes, double ns
   const double m = std::min(1.0, bytes / (ns * bw_));
   // Tensor activity against the peak at f_max, then at the clock it settles at.
   const double u_max = flops / (ns * peak * pm.max_clock_mhz / pm.boost_clock_mhz);
-  // Under the cap at the top clock (most kernels at the default cap) there is no clock to solve
-  // for: clock_under_cap's first test, inlined; the rest is computed as on the general path.
-  const double f = pm.board_w(pm.max_clock_mhz, std::min(1.0, u_max), m) <= cap_w_
-                       ? pm.max_clock_mhz
-                       : pm.clock_under_cap(cap_w_, std::min(1.0, u_max), m);
+  const double f = pm.clock_under_cap(cap_w_, std::min(1.0, u_max), m);
   const double u = std::min(1.0, u_max * pm.max_clock_mhz / f);
   double w = pm.board_w(f, u, m);
   if (f > pm.min_clock_mhz) w = std::min(w, cap_w_);

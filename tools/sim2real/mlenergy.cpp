@@ -16,7 +16,6 @@
 #include "sim/input_error.hpp"
 #include "sim/run_config.hpp"
 #include "sim/sample_stats.hpp"
-#include "sim/steady_state_window.hpp"
 #include "tools/sim2real/replay.hpp"
 #include "tools/tool_common.hpp"
 
@@ -208,7 +207,7 @@ const std::vector<std::string>& metric_keys() {
   return k;
 }
 
-std::array<double, 5> sim_values(const EnergyMetrics& m) {
+std::array<double, 5> sim_values(const SteadyStateWindow::Metrics& m) {
   return {m.output_tok_s, m.itl_p50_ms, m.itl_p90_ms, m.power_w, m.j_per_token};
 }
 std::array<double, 5> real_values(const EnergyRow& r) {
@@ -308,9 +307,7 @@ EnergyResult replay_energy_row(const EnergyRow& row, const EnergyReplayOptions& 
     Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&window});
     res.requests = engine.run().arrived;
     res.preemptions = window.preemptions();
-    const SteadyStateWindow::Metrics m = window.metrics();
-    res.sim = {m.output_tok_s, m.itl_p50_ms, m.itl_p90_ms, m.power_w,
-               m.j_per_token,  m.avg_batch,  m.window_s};
+    res.sim = window.metrics();
     if (window.prompt_tokens() > 0) {
       res.prefix_hit_rate = window.cached_tokens() / window.prompt_tokens();
     }

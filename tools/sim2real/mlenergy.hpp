@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/steady_state_window.hpp"
 #include "workloads/length_sampler.hpp"
 
 namespace servesim::sim2real {
@@ -74,23 +75,12 @@ std::int64_t energy_requests(std::int64_t max_num_seqs);
 // configs/experiments/mlenergy_h100.yaml is its hand-kept twin.
 std::string energy_config_yaml(const EnergyRow& row, const EnergyReplayOptions& options);
 
-// What the simulated run gives over the benchmark's steady-state window: from the moment
-// max_num_seqs requests have their first token to the moment all but max_num_seqs + 1 have
-// finished.
-struct EnergyMetrics {
-  double output_tok_s = std::nan("");
-  double itl_p50_ms = std::nan("");
-  double itl_p90_ms = std::nan("");
-  double power_w = std::nan("");
-  double j_per_token = std::nan("");
-  double avg_batch = std::nan("");
-  double window_s = 0;
-};
-
 struct EnergyResult {
   const EnergyRow* row = nullptr;
   std::string config_yaml;
-  EnergyMetrics sim;
+  // Over the benchmark's steady-state window: from the moment max_num_seqs requests have their
+  // first token to the moment all but max_num_seqs + 1 have finished.
+  SteadyStateWindow::Metrics sim;
   std::int64_t requests = 0;
   std::int64_t preemptions = 0;
   double prefix_hit_rate = 0;  // prompt tokens served from the prefix cache
