@@ -8,7 +8,7 @@
 #include "costmodels/fixed/fixed_cost_model.hpp"
 #include "costmodels/rf/rf_cost_model.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
-#include "sim/suggest.hpp"
+#include "sim/config/suggest.hpp"
 
 namespace servesim {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_node.hpp"
-#include "sim/cost_model.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/engine/cost_model.hpp"
 
 namespace servesim {
 

@@ -15,7 +15,7 @@
 #include "schedulers/router/power_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
-#include "sim/suggest.hpp"
+#include "sim/config/suggest.hpp"
 
 namespace servesim {
 namespace {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "schedulers/replica/scheduler_options.hpp"
-#include "sim/config_node.hpp"
-#include "sim/replica_scheduler.hpp"
-#include "sim/router.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/engine/replica_scheduler.hpp"
+#include "sim/engine/router.hpp"
 
 namespace servesim {
 

@@ -15,7 +15,7 @@ both rules.
     tools/light_carry.py [--costmodel build/tools/costmodel] [--out DIR] GPU:PROFILES ...
 
 GPU is a hardware file name (configs/hardware/GPU.yaml), PROFILES the profile folder of that GPU
-(a Vidur compute folder or tests/data/measured). Nothing is fitted.
+(a Vidur compute folder or data/measured). Nothing is fitted.
 """
 import argparse
 import os

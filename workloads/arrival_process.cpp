@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "workloads/overloaded.hpp"
 
 namespace servesim {

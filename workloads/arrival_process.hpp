@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "sim/time.hpp"
+#include "sim/engine/time.hpp"
 #include "workloads/random_source.hpp"
 
 namespace servesim {

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-#include "sim/time.hpp"
+#include "sim/engine/time.hpp"
 
 namespace servesim {
 

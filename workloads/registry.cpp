@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "sim/input_error.hpp"
-#include "sim/suggest.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/config/suggest.hpp"
 #include "workloads/synthetic_workload.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/trace_workload.hpp"

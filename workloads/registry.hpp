@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_node.hpp"
-#include "sim/workload.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/engine/workload.hpp"
 #include "workloads/workload_options.hpp"
 
 namespace servesim {

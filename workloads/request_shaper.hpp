@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "sim/request.hpp"
+#include "sim/engine/request.hpp"
 #include "workloads/random_source.hpp"
 #include "workloads/workload_options.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/workload.hpp"
+#include "sim/engine/workload.hpp"
 #include "workloads/arrival_process.hpp"
 #include "workloads/length_sampler.hpp"
 #include "workloads/request_shaper.hpp"

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "workloads/csv_fields.hpp"
 
 namespace servesim {

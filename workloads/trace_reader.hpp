@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/time.hpp"
+#include "sim/engine/time.hpp"
 #include "workloads/csv_reader.hpp"
 
 namespace servesim {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/workload.hpp"
+#include "sim/engine/workload.hpp"
 #include "workloads/request_shaper.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/workload_options.hpp"

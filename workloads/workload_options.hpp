@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "sim/time.hpp"
+#include "sim/engine/time.hpp"
 
 namespace servesim {
 

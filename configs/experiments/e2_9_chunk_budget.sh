@@ -10,4 +10,4 @@ exec "$sweep" "$here/e2_9_chunk_budget.yaml" \
   --vary scheduler.max_num_batched_tokens=256,384,512,768,1024,1536,2048,3072,4096,6144,8192 \
   --seeds 5 --slo tbt_p99_ms=25,30,40,50,75,100 --pick max:scheduler.max_num_batched_tokens \
   --baseline scheduler.max_num_batched_tokens=2048 --baseline scheduler.max_num_batched_tokens=512 \
-  --oracle 'cost_model={kind: rf, gpu: h200, profiles: ../../tests/data/measured}' "$@"
+  --oracle 'cost_model={kind: rf, gpu: h200, profiles: ../../data/measured}' "$@"

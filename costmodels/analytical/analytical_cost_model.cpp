@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "sim/memory_planner.hpp"
+#include "sim/hardware/memory_planner.hpp"
 
 namespace servesim {
 // Per-replica tables: index i holds the cost of i tokens (or i requests); entry 0 is unused.

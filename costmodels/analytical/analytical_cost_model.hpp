@@ -9,8 +9,8 @@
 #include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/replica_table_cache.hpp"
-#include "sim/config_node.hpp"
-#include "sim/cost_model.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/engine/cost_model.hpp"
 
 namespace servesim {
 

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/config_node.hpp"
-#include "sim/gpu_spec.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/hardware/gpu_spec.hpp"
 
 namespace servesim {
 

@@ -3,7 +3,7 @@
 #include <array>
 #include <string_view>
 
-#include "sim/config_node.hpp"
+#include "sim/config/config_node.hpp"
 
 namespace servesim {
 

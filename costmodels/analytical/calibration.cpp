@@ -15,9 +15,9 @@
 #include "costmodels/analytical/collective_model.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
-#include "sim/coordinate_search.hpp"
-#include "sim/input_error.hpp"
-#include "sim/replica_spec.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/replica_spec.hpp"
+#include "sim/util/coordinate_search.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;

@@ -9,8 +9,8 @@
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/profile_validation.hpp"
 #include "costmodels/profile/vidur_profile.hpp"
-#include "sim/gpu_spec.hpp"
-#include "sim/link_network.hpp"
+#include "sim/hardware/gpu_spec.hpp"
+#include "sim/hardware/link_network.hpp"
 
 namespace servesim {
 

@@ -5,8 +5,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
-#include "sim/cluster_spec.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/cluster_spec.hpp"
 
 namespace servesim {
 namespace {

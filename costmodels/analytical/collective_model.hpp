@@ -3,8 +3,8 @@
 #include <string>
 
 #include "costmodels/analytical/analytical_params.hpp"
-#include "sim/cluster_spec.hpp"
-#include "sim/gpu_spec.hpp"
+#include "sim/hardware/cluster_spec.hpp"
+#include "sim/hardware/gpu_spec.hpp"
 
 namespace servesim {
 

@@ -23,9 +23,9 @@
 #include "costmodels/analytical/profile_validation.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "costmodels/registry.hpp"
-#include "sim/catalog.hpp"
-#include "sim/input_error.hpp"
-#include "sim/sample_stats.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
+#include "sim/util/sample_stats.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;

@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/link_network.hpp"
+#include "sim/hardware/link_network.hpp"
 
 namespace servesim {
 
-// Arguments of the `costmodel` tool's subcommands (see tools/costmodel.cpp).
+// Arguments of the `costmodel` tool's subcommands (see tools/costmodel/main.cpp).
 struct CostmodelArgs {
   std::string profiles;
   std::string network;

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "sim/catalog.hpp"
-#include "sim/input_error.hpp"
-#include "sim/run_config.hpp"
-#include "sim/suggest.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/config/suggest.hpp"
+#include "sim/hardware/catalog.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include "costmodels/analytical/analytical_terms.hpp"
 #include "costmodels/analytical/power_model.hpp"
 #include "costmodels/common/layer_shapes.hpp"
-#include "sim/gpu_spec.hpp"
+#include "sim/hardware/gpu_spec.hpp"
 
 namespace servesim {
 

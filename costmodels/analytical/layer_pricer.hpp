@@ -13,7 +13,7 @@
 #include "costmodels/common/attention_work.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "costmodels/profile/vidur_profile.hpp"
-#include "sim/replica_spec.hpp"
+#include "sim/hardware/replica_spec.hpp"
 
 namespace servesim {
 

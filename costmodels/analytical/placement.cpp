@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 namespace servesim {
 namespace {

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "sim/gpu_spec.hpp"
+#include "sim/hardware/gpu_spec.hpp"
 
 namespace servesim {
 

@@ -10,10 +10,10 @@
 
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/layer_shapes.hpp"
-#include "sim/catalog.hpp"
-#include "sim/input_error.hpp"
-#include "sim/replica_spec.hpp"
-#include "sim/sample_stats.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
+#include "sim/hardware/replica_spec.hpp"
+#include "sim/util/sample_stats.hpp"
 
 namespace servesim {
 

@@ -8,7 +8,7 @@
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/analytical_terms.hpp"
 #include "costmodels/profile/vidur_profile.hpp"
-#include "sim/gpu_spec.hpp"
+#include "sim/hardware/gpu_spec.hpp"
 
 namespace servesim {
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "costmodels/common/layer_shapes.hpp"
-#include "sim/batch_shape.hpp"
+#include "sim/engine/batch_shape.hpp"
 
 namespace servesim {
 

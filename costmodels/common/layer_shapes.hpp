@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-#include "sim/gpu_spec.hpp"
+#include "sim/hardware/gpu_spec.hpp"
 
 namespace servesim {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "sim/replica_spec.hpp"
+#include "sim/hardware/replica_spec.hpp"
 
 namespace servesim {
 

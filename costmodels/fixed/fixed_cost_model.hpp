@@ -2,8 +2,8 @@
 
 #include <string_view>
 
-#include "sim/config_node.hpp"
-#include "sim/cost_model.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/engine/cost_model.hpp"
 
 namespace servesim {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 namespace servesim {
 

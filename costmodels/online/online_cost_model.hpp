@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/cost_model.hpp"
+#include "sim/engine/cost_model.hpp"
 
 namespace servesim {
 

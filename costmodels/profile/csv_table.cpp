@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 namespace servesim {
 namespace {

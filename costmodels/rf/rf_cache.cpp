@@ -10,7 +10,7 @@
 #include <H5Cpp.h>
 #include <fmt/format.h>
 
-#include "sim/hdf5_record_writer.hpp"
+#include "sim/output/hdf5_record_writer.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "costmodels/rf/rf_tables.hpp"
-#include "sim/fnv_hash.hpp"
+#include "sim/util/fnv_hash.hpp"
 
 namespace servesim {
 

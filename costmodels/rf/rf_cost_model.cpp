@@ -10,7 +10,7 @@
 #include "costmodels/analytical/analytical_terms.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/attention_work.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;

@@ -7,9 +7,9 @@
 #include "costmodels/common/replica_table_cache.hpp"
 #include "costmodels/rf/rf_profile_set.hpp"
 #include "costmodels/rf/spec_scaler.hpp"
-#include "sim/catalog.hpp"
-#include "sim/config_node.hpp"
-#include "sim/cost_model.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/engine/cost_model.hpp"
+#include "sim/hardware/catalog.hpp"
 
 namespace servesim {
 

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "costmodels/analytical/profile_validation.hpp"
-#include "sim/catalog.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 
 #include "costmodels/rf/rf_cache.hpp"
 #include "costmodels/rf/rf_tables.hpp"
-#include "sim/gpu_spec.hpp"
+#include "sim/hardware/gpu_spec.hpp"
 
 namespace servesim {
 

@@ -16,7 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "costmodels/analytical/profile_validation.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 namespace servesim {
 namespace {

@@ -14,8 +14,8 @@
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/rf/rf_profile_set.hpp"
 #include "costmodels/rf/spec_scaler.hpp"
-#include "sim/catalog.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
 
 namespace servesim {
 namespace {

@@ -6,7 +6,7 @@
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "costmodels/profile/vidur_profile.hpp"
-#include "sim/gpu_spec.hpp"
+#include "sim/hardware/gpu_spec.hpp"
 
 namespace servesim {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "schedulers/replica/scheduler_options.hpp"
-#include "sim/replica_scheduler.hpp"
+#include "sim/engine/replica_scheduler.hpp"
 
 namespace servesim {
 

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "sim/config_node.hpp"
+#include "sim/config/config_node.hpp"
 
 namespace servesim {
 

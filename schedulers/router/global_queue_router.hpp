@@ -5,9 +5,9 @@
 #include <string>
 
 #include "schedulers/router/lookahead.hpp"
-#include "sim/config_node.hpp"
-#include "sim/fleet_queue.hpp"
-#include "sim/router.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/engine/fleet_queue.hpp"
+#include "sim/engine/router.hpp"
 
 namespace servesim {
 

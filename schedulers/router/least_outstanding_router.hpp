@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "schedulers/router/round_robin_router.hpp"
-#include "sim/router.hpp"
+#include "sim/engine/router.hpp"
 
 namespace servesim {
 

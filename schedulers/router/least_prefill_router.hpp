@@ -1,7 +1,7 @@
 #pragma once
 
 #include "schedulers/router/round_robin_router.hpp"
-#include "sim/router.hpp"
+#include "sim/engine/router.hpp"
 
 namespace servesim {
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "schedulers/replica/sarathi_scheduler.hpp"
-#include "sim/batch_shape.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/replica.hpp"
+#include "sim/engine/batch_shape.hpp"
+#include "sim/engine/cost_model.hpp"
+#include "sim/engine/replica.hpp"
 
 namespace servesim {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "schedulers/router/round_robin_router.hpp"
-#include "sim/batch_shape.hpp"
-#include "sim/router.hpp"
+#include "sim/engine/batch_shape.hpp"
+#include "sim/engine/router.hpp"
 
 namespace servesim {
 

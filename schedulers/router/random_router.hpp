@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <random>
 
-#include "sim/router.hpp"
+#include "sim/engine/router.hpp"
 
 namespace servesim {
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "sim/router.hpp"
+#include "sim/engine/router.hpp"
 
 namespace servesim {
 

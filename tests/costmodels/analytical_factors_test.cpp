@@ -7,8 +7,8 @@
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/attention_work.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
-#include "sim/input_error.hpp"
-#include "sim/link_network.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/link_network.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;

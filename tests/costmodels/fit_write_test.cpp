@@ -4,7 +4,7 @@
 
 #include "costmodels/analytical/calibration.hpp"
 #include "costmodels/analytical/costmodel_commands.hpp"
-#include "sim/catalog.hpp"
+#include "sim/hardware/catalog.hpp"
 #include "tests/costmodels/rf/rf_test_support.hpp"
 #include "tests/costmodels/test_specs.hpp"
 

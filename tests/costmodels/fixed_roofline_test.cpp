@@ -2,7 +2,7 @@
 
 #include "costmodels/fixed/fixed_cost_model.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;

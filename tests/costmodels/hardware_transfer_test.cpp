@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "costmodels/analytical/analytical_params.hpp"
-#include "sim/catalog.hpp"
+#include "sim/hardware/catalog.hpp"
 
 using namespace servesim;
 

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 using namespace servesim;
 

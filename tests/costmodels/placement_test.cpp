@@ -1,9 +1,10 @@
-// Placement of independent pieces on GPUs that run theirs in turn (sim/placement.hpp).
+// Placement of independent pieces on GPUs that run theirs in turn
+// (costmodels/analytical/placement.hpp).
 #include "costmodels/analytical/placement.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 using namespace servesim;
 using Catch::Contains;

@@ -12,8 +12,8 @@
 #include "costmodels/analytical/costmodel_commands.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
 #include "costmodels/analytical/layer_pricer.hpp"
-#include "sim/catalog.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;

@@ -6,8 +6,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/catalog.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
 #include "tests/costmodels/test_specs.hpp"
 
 using namespace servesim;

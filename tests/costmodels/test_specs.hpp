@@ -1,8 +1,8 @@
 #pragma once
 
-#include "sim/config_node.hpp"
-#include "sim/gpu_spec.hpp"
-#include "sim/replica_spec.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/hardware/gpu_spec.hpp"
+#include "sim/hardware/replica_spec.hpp"
 
 namespace servesim::testing {
 

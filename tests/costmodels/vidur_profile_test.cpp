@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "costmodels/analytical/profile_validation.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 using namespace servesim;
 

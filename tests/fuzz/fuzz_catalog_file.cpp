@@ -8,8 +8,8 @@
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/engine_profile.hpp"
-#include "sim/catalog.hpp"
-#include "sim/config_node.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/hardware/catalog.hpp"
 #include "tests/fuzz/fuzz_contract.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_node.hpp"
-#include "sim/run_config.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/config/run_config.hpp"
 #include "tests/fuzz/fuzz_contract.hpp"
-#include "tools/tool_common.hpp"
+#include "tools/common/tool_common.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 namespace servesim::fuzz {
 

@@ -1,6 +1,6 @@
-// Deadline scheduling: SLO classes and deadlines (sim/slo.hpp), the EDF replica scheduler, and the
-// global queue router with its native and mechanism estimators and admission control, on the
-// `fixed` cost model so that every time can be checked by hand.
+// Deadline scheduling: SLO classes and deadlines (sim/engine/slo.hpp), the EDF replica scheduler,
+// and the global queue router with its native and mechanism estimators and admission control, on
+// the `fixed` cost model so that every time can be checked by hand.
 #include <map>
 #include <random>
 #include <vector>
@@ -11,11 +11,11 @@
 #include "schedulers/registry.hpp"
 #include "schedulers/replica/edf_scheduler.hpp"
 #include "schedulers/router/global_queue_router.hpp"
-#include "sim/engine.hpp"
-#include "sim/input_error.hpp"
-#include "sim/metrics.hpp"
-#include "sim/output_writers.hpp"
-#include "sim/slo.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/engine/slo.hpp"
+#include "sim/output/metrics.hpp"
+#include "sim/output/output_writers.hpp"
 #include "tests/sim/list_workload.hpp"
 
 namespace servesim {

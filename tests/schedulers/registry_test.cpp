@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "costmodels/registry.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "tests/schedulers/scheduler_harness.hpp"
 
 using namespace servesim;

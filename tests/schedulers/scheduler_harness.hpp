@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "sim/batch.hpp"
-#include "sim/kv_cache.hpp"
-#include "sim/replica_scheduler.hpp"
-#include "sim/request.hpp"
+#include "sim/engine/batch.hpp"
+#include "sim/engine/kv_cache.hpp"
+#include "sim/engine/replica_scheduler.hpp"
+#include "sim/engine/request.hpp"
 
 namespace servesim::test {
 

@@ -1,11 +1,11 @@
-#include "sim/catalog.hpp"
+#include "sim/hardware/catalog.hpp"
 
 #include <filesystem>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

@@ -1,4 +1,4 @@
-#include "sim/chrome_trace_writer.hpp"
+#include "sim/output/chrome_trace_writer.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "tests/sim/test_output.hpp"
 
 namespace servesim {

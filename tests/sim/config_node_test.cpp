@@ -1,8 +1,8 @@
-#include "sim/config_node.hpp"
+#include "sim/config/config_node.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;

@@ -1,4 +1,4 @@
-#include "sim/coordinate_search.hpp"
+#include "sim/util/coordinate_search.hpp"
 
 #include <cmath>
 #include <vector>

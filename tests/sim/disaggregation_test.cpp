@@ -8,10 +8,10 @@
 #include "schedulers/replica/sarathi_scheduler.hpp"
 #include "schedulers/router/least_prefill_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
-#include "sim/engine.hpp"
-#include "sim/link_network.hpp"
-#include "sim/metrics.hpp"
-#include "sim/output_writers.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/hardware/link_network.hpp"
+#include "sim/output/metrics.hpp"
+#include "sim/output/output_writers.hpp"
 #include "tests/sim/list_workload.hpp"
 
 namespace servesim {

@@ -1,5 +1,5 @@
 // The engine with the `fixed` cost model: timelines small enough to check by hand.
-#include "sim/engine.hpp"
+#include "sim/engine/engine.hpp"
 
 #include <vector>
 
@@ -9,8 +9,8 @@
 #include "schedulers/registry.hpp"
 #include "schedulers/replica/sarathi_scheduler.hpp"
 #include "schedulers/router/round_robin_router.hpp"
-#include "sim/metrics.hpp"
-#include "sim/output_writers.hpp"
+#include "sim/output/metrics.hpp"
+#include "sim/output/output_writers.hpp"
 #include "tests/sim/list_workload.hpp"
 
 namespace servesim {

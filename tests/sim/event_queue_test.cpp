@@ -1,4 +1,4 @@
-#include "sim/event_queue.hpp"
+#include "sim/engine/event_queue.hpp"
 
 #include <random>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "sim/hdf5_record_writer.hpp"
+#include "sim/output/hdf5_record_writer.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include <H5Cpp.h>
 #include <catch2/catch.hpp>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "tests/sim/test_output.hpp"
 
 namespace servesim {
@@ -102,7 +102,7 @@ std::size_t field_bytes(std::span<const RecordField> fields) {
 }
 
 TEST_CASE("the field tables cover every member of the records once", "[hdf5_record_writer]") {
-  // Sums of the member sizes as declared in sim/records.hpp: a forgotten member shows here.
+  // Sums of the member sizes as declared in sim/engine/records.hpp: a forgotten member shows here.
   CHECK(request_record_fields().size() == 20);
   CHECK(field_bytes(request_record_fields()) == 12 * 8 + 8 * 4);
   CHECK(step_record_fields().size() == 11);

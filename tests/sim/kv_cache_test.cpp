@@ -1,4 +1,4 @@
-#include "sim/kv_cache.hpp"
+#include "sim/engine/kv_cache.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/workload.hpp"
+#include "sim/engine/workload.hpp"
 
 namespace servesim::test {
 

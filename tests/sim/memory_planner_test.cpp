@@ -1,10 +1,10 @@
-#include "sim/memory_planner.hpp"
+#include "sim/hardware/memory_planner.hpp"
 
 #include <string>
 
 #include <catch2/catch.hpp>
 
-#include "sim/catalog.hpp"
+#include "sim/hardware/catalog.hpp"
 
 using namespace servesim;
 

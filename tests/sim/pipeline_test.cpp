@@ -9,8 +9,8 @@
 #include "costmodels/fixed/fixed_cost_model.hpp"
 #include "schedulers/replica/sarathi_scheduler.hpp"
 #include "schedulers/router/round_robin_router.hpp"
-#include "sim/engine.hpp"
-#include "sim/metrics.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/output/metrics.hpp"
 #include "tests/sim/list_workload.hpp"
 
 namespace servesim {

@@ -1,4 +1,4 @@
-#include "sim/quantile_sketch.hpp"
+#include "sim/output/quantile_sketch.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "sim/sample_stats.hpp"
+#include "sim/util/sample_stats.hpp"
 
 #include <cmath>
 #include <limits>

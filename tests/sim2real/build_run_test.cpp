@@ -1,14 +1,14 @@
 #include <catch2/catch.hpp>
 
-#include "sim/catalog.hpp"
-#include "sim/memory_planner.hpp"
-#include "sim/run_config.hpp"
-#include "tools/tool_common.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/hardware/catalog.hpp"
+#include "sim/hardware/memory_planner.hpp"
+#include "tools/common/tool_common.hpp"
 
 using namespace servesim;
 
-// build_run is the tools' shared run builder (tools/tool_common); it is tested here because this
-// test binary links it.
+// build_run is the tools' shared run builder (tools/common/tool_common); it is tested here because
+// this test binary links it.
 TEST_CASE("build_run reserves activations for the token budget the scheduler really uses",
           "[tools][memory]") {
   auto run_with = [](const std::string& scheduler) {

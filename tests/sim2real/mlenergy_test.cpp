@@ -5,11 +5,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/engine.hpp"
-#include "sim/input_error.hpp"
-#include "sim/metrics.hpp"
-#include "sim/steady_state_window.hpp"
-#include "tools/tool_common.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/output/metrics.hpp"
+#include "sim/output/steady_state_window.hpp"
+#include "tools/common/tool_common.hpp"
 
 using namespace servesim;
 using namespace servesim::sim2real;

@@ -10,14 +10,14 @@
 #include <catch2/catch.hpp>
 
 #include "costmodels/analytical/engine_profile.hpp"
-#include "sim/catalog.hpp"
-#include "sim/engine.hpp"
-#include "sim/input_error.hpp"
-#include "sim/run_config.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/hardware/catalog.hpp"
 #include "tests/sim2real/shared_data.hpp"
+#include "tools/common/tool_common.hpp"
 #include "tools/sim2real/fit.hpp"
 #include "tools/sim2real/report.hpp"
-#include "tools/tool_common.hpp"
 
 using namespace servesim;
 using namespace servesim::sim2real;

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 using namespace servesim;
 using namespace servesim::sweep;

@@ -4,9 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/input_error.hpp"
-#include "sim/run_config.hpp"
-#include "tools/tool_common.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/config/run_config.hpp"
+#include "tools/common/tool_common.hpp"
 
 namespace servesim {
 namespace {

@@ -1,8 +1,8 @@
 // Golden end-to-end runs of `simulate` with the `fixed` cost model, whose timelines are worked
 // out by hand below. Cost of one step (costmodels/fixed/fixed_cost_model.hpp):
 //   t = 10 µs · prefill tokens + [any decode] · 5 ms
-// Token accounting (sim/request.hpp): the step that computes a request's last prompt token emits
-// its first output token; each later step of one token (a decode) emits one more.
+// Token accounting (sim/engine/request.hpp): the step that computes a request's last prompt token
+// emits its first output token; each later step of one token (a decode) emits one more.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>

@@ -11,10 +11,10 @@
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/engine_profile.hpp"
-#include "sim/catalog.hpp"
-#include "sim/config_node.hpp"
-#include "sim/input_error.hpp"
-#include "tools/tool_common.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
+#include "tools/common/tool_common.hpp"
 
 namespace servesim::test {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/chrome_trace_writer.hpp"
+#include "sim/output/chrome_trace_writer.hpp"
 #include "tests/tools/tool_runner.hpp"
 
 namespace servesim::test {

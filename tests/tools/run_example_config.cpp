@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/fnv_hash.hpp"
+#include "sim/util/fnv_hash.hpp"
 #include "tests/tools/tool_runner.hpp"
 
 namespace fs = std::filesystem;

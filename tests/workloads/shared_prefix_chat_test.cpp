@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "tests/workloads/test_support.hpp"
 #include "workloads/arrival_process.hpp"
 

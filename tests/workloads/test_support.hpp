@@ -7,10 +7,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/config_node.hpp"
-#include "sim/input_error.hpp"
-#include "sim/request.hpp"
-#include "sim/workload.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/engine/request.hpp"
+#include "sim/engine/workload.hpp"
 #include "workloads/registry.hpp"
 
 namespace servesim::test {

@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 
 #include "costmodels/registry.hpp"
-#include "sim/catalog.hpp"
-#include "sim/input_error.hpp"
-#include "tools/tool_common.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
+#include "tools/common/tool_common.hpp"
 
 namespace {
 

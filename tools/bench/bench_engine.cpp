@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tools/tool_common.hpp"
+#include "tools/common/tool_common.hpp"
 
 namespace {
 

@@ -22,10 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sim/sample_stats.hpp"
+#include "sim/util/sample_stats.hpp"
+#include "tools/common/tool_common.hpp"
 #include "tools/sweep/shards.hpp"
 #include "tools/sweep/study.hpp"
-#include "tools/tool_common.hpp"
 
 namespace fs = std::filesystem;
 using servesim::sweep::Shards;

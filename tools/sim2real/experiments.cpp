@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "workloads/csv_reader.hpp"
 
 namespace servesim::sim2real {

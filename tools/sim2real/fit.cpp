@@ -12,10 +12,10 @@
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/engine_profile.hpp"
-#include "sim/catalog.hpp"
-#include "sim/config_node.hpp"
-#include "sim/coordinate_search.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/catalog.hpp"
+#include "sim/util/coordinate_search.hpp"
 
 namespace servesim::sim2real {
 
@@ -155,7 +155,7 @@ FitResult fit_engine_constants(const std::vector<Experiment>& experiments,
   std::vector<SearchAxis> axes;
   for (auto& [name, ns] : c.request_overhead_ns) axes.push_back({&ns, 0, 50e6, 4e6});
   // No kernel streams K/V faster than a plain streaming read: 0.883 of datasheet bandwidth on our
-  // H200 (tests/data/measured/h200/decode_attention/stream_read.csv), ~0.9 in public STREAM-like
+  // H200 (data/measured/h200/decode_attention/stream_read.csv), ~0.9 in public STREAM-like
   // results on H100 SXM. 0.9 bounds the fraction.
   axes.push_back({&c.decode_bw_fraction, 0.3, kMaxStreamFraction, 0.08});
   axes.push_back({&c.graph_floor_ns, 0, 5e6, 1e6});

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_node.hpp"
+#include "sim/config/config_node.hpp"
 #include "tools/sim2real/replay.hpp"
 
 namespace servesim::sim2real {

@@ -12,12 +12,12 @@
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
-#include "sim/engine.hpp"
-#include "sim/input_error.hpp"
-#include "sim/run_config.hpp"
-#include "sim/sample_stats.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/util/sample_stats.hpp"
+#include "tools/common/tool_common.hpp"
 #include "tools/sim2real/replay.hpp"
-#include "tools/tool_common.hpp"
 
 namespace servesim::sim2real {
 namespace {

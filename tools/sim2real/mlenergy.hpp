@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/steady_state_window.hpp"
+#include "sim/output/steady_state_window.hpp"
 #include "workloads/length_sampler.hpp"
 
 namespace servesim::sim2real {

@@ -14,11 +14,11 @@
 
 #include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/online/online_cost_model.hpp"
-#include "sim/catalog.hpp"
-#include "sim/engine.hpp"
-#include "sim/input_error.hpp"
-#include "sim/run_config.hpp"
-#include "tools/tool_common.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/hardware/catalog.hpp"
+#include "tools/common/tool_common.hpp"
 
 namespace servesim::sim2real {
 namespace {

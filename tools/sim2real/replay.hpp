@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/input_error.hpp"
-#include "tools/progress.hpp"
+#include "sim/config/input_error.hpp"
+#include "tools/common/progress.hpp"
 #include "tools/sim2real/experiments.hpp"
 #include "tools/sim2real/score.hpp"
 

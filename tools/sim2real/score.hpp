@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/sample_stats.hpp"
+#include "sim/util/sample_stats.hpp"
 #include "tools/sim2real/experiments.hpp"
 
 namespace servesim::sim2real {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "tools/sweep/value_text.hpp"
 
 namespace servesim::sweep {

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "sim/input_error.hpp"
-#include "sim/sample_stats.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/util/sample_stats.hpp"
 #include "tools/sweep/value_text.hpp"
 
 namespace servesim::sweep {

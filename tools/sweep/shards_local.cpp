@@ -1,5 +1,5 @@
 // Shards for a build without MPI: always one process.
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 #include "tools/sweep/shards.hpp"
 
 namespace servesim::sweep {

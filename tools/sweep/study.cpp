@@ -19,17 +19,17 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
-#include "sim/input_error.hpp"
-#include "sim/sample_stats.hpp"
-#include "tools/plot_runner.hpp"
-#include "tools/progress.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/util/sample_stats.hpp"
+#include "tools/common/plot_runner.hpp"
+#include "tools/common/progress.hpp"
+#include "tools/common/tool_common.hpp"
 #include "tools/sweep/capacity.hpp"
 #include "tools/sweep/grid.hpp"
 #include "tools/sweep/parallel_items.hpp"
 #include "tools/sweep/point_metrics.hpp"
 #include "tools/sweep/selection.hpp"
 #include "tools/sweep/value_text.hpp"
-#include "tools/tool_common.hpp"
 
 namespace servesim::sweep {
 namespace fs = std::filesystem;

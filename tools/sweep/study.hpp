@@ -9,7 +9,7 @@
 
 namespace servesim::sweep {
 
-// What `sweep` was asked to do (tools/sweep.cpp parses the command line into it; README and
+// What `sweep` was asked to do (tools/sweep/main.cpp parses the command line into it; README and
 // tools/README.md describe each option).
 struct SweepOptions {
   std::string config;

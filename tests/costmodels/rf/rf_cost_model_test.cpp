@@ -7,7 +7,7 @@
 #include "../test_specs.hpp"
 #include "costmodels/registry.hpp"
 #include "rf_test_support.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 using namespace servesim;
 

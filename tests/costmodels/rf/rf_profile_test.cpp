@@ -5,7 +5,7 @@
 
 #include "costmodels/rf/rf_profile_set.hpp"
 #include "rf_test_support.hpp"
-#include "sim/input_error.hpp"
+#include "sim/config/input_error.hpp"
 
 using namespace servesim;
 

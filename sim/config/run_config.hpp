@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config/config_node.hpp"
+#include "sim/hardware/link_network.hpp"
+#include "sim/hardware/replica_spec.hpp"
+#include "sim/output/metrics.hpp"
+
+namespace servesim {
+
+// A cuda_graph_mode value (decode_only | piecewise); an error naming the node otherwise.
+CudaGraphMode parse_cuda_graph_mode(const ConfigNode& node);
+
+// One group of identical replicas in `replicas:`.
+struct ReplicaGroupConfig {
+  ConfigNode node;
+  std::string gpu;
+  std::string model;
+  int count = 1;
+  int tp = 1;
+  int pp = 1;
+  Precision weights = Precision::kBf16;
+  bool cuda_graphs = true;
+  CudaGraphMode cuda_graph_mode = CudaGraphMode::kDecodeOnly;
+  std::int64_t cuda_graph_max_tokens = 0;
+  double power_cap_w = 0;
+  std::string topology;  // "" = the GPU's default (GpuSpec::default_topology)
+  ReplicaRole role = ReplicaRole::kMixed;
+  int batches_in_flight = 0;  // pipeline parallelism: steps in flight at once; 0 = pp
+};
+
+// What `output:` asks for.
+struct OutputConfig {
+  std::string dir;           // "" = out/<name>
+  std::string csv = "auto";  // auto | true | false (auto: CSV too when ≤ csv_max_requests)
+  std::int64_t csv_max_requests = 100000;
+  std::int64_t trace_max_steps = 100000;
+  std::int64_t trace_max_requests = 1000;  // requests drawn as tracks of their own
+  bool trace = true;
+  bool requests = true;
+  bool steps = true;
+  // summary.json's `steady_state`: the benchmark window of a saturated run, its seats being
+  // every replica's max_num_seqs (sim/output/steady_state_window.hpp).
+  bool steady_state = false;
+};
+
+// The most replicas a fleet may have, over all its groups: a larger `count` is an input error
+// before anything is built (a replica's state is a few KiB to a few MiB, its KV block table
+// growing with the GPU's memory; see tools/README.md "Input limits").
+inline constexpr std::int64_t kMaxReplicas = 100'000;
+// The most GPUs (count × tp × pp over the groups) of a disaggregated fleet: its link graph has a
+// vertex per GPU and a path search per GPU pair that moves KV.
+inline constexpr std::int64_t kMaxDisaggregatedGpus = 16'384;
+
+// A run config file, validated at the top level (each plug-in section is validated by its
+// registry when the run is built). Unknown top-level keys are errors.
+struct RunConfig {
+  ConfigNode root;
+  std::string name;  // defaults to the file's stem
+  std::uint64_t seed = 0;
+  std::vector<ReplicaGroupConfig> replicas;
+  ConfigNode scheduler;
+  ConfigNode router;
+  // Disaggregated serving (replica groups with role prefill and decode): the decode router;
+  // disaggregated() is false for a fleet of mixed replicas. The cluster's nodes and links carry
+  // KV transfers and the pipeline stages of replicas larger than a node.
+  ConfigNode decode_router;
+  ClusterSpec cluster;
+  bool disaggregated() const;
+  ConfigNode cost_model;
+  ConfigNode workload;
+  SloPolicy slo;
+  OutputConfig output;
+  std::vector<std::string> catalog_dirs;  // extra catalog folders, searched first
+
+  // Parses `document` (overrides already applied). `seed_override` wins over the file's seed.
+  // A top-level `config_dir:` makes relative input paths resolve against that folder.
+  static RunConfig parse(const ConfigNode& document,
+                         std::optional<std::uint64_t> seed_override = {});
+};
+
+}  // namespace servesim

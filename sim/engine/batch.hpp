@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/engine/batch_shape.hpp"
+#include "sim/engine/request.hpp"
+
+namespace servesim {
+
+// One scheduled request in a step: compute `tokens` tokens of `request` (a decode when 1 token
+// past the prompt, else a prefill chunk starting at request->computed).
+struct BatchEntry {
+  Request* request = nullptr;
+  std::int32_t tokens = 0;
+};
+
+// The next engine step of a replica, as formed by its scheduler. Requests stay owned by the
+// engine; the batch only points at them.
+struct Batch {
+  std::vector<BatchEntry> entries;
+  std::int32_t preempted = 0;  // requests preempted while forming this batch
+
+  bool empty() const { return entries.empty(); }
+  void clear() {
+    entries.clear();
+    preempted = 0;
+  }
+  // Fills `shape` from the entries (before the step is applied).
+  void shape_into(BatchShape& shape) const;
+};
+
+}  // namespace servesim

@@ -1,0 +1,424 @@
+#include "sim/engine/engine.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace servesim {
+
+Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel& cost_model,
+               std::vector<RunObserver*> observers)
+    : fleet_(fleet),
+      router_(router),
+      workload_(workload),
+      cost_model_(cost_model),
+      observers_(std::move(observers)) {
+  if (fleet_.empty()) throw std::invalid_argument("Engine needs at least one replica");
+  router_.attach(fleet_, cost_model_);
+  for (auto& r : fleet_) {
+    r->idle_w = cost_model_.idle_power_w(r->spec);
+    fleet_power_w_ += r->idle_w;
+  }
+  if (FleetQueue* q = router_.queue()) {
+    for (auto& r : fleet_) {
+      if (r->role != ReplicaRole::kDecode) r->scheduler->attach_queue(q, r->id);
+    }
+  }
+}
+
+bool Engine::can_ever_hold(const Replica& replica, const RequestSpec& spec) {
+  // max_model_len bounds the sequence, prompt + output; the KV peaks one token lower.
+  const std::int64_t total = static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens;
+  return total <= replica.max_model_len && replica.kv.can_ever_fit(spec.peak_kv_tokens());
+}
+
+Request* Engine::allocate() {
+  if (!free_.empty()) {
+    Request* r = free_.back();
+    free_.pop_back();
+    *r = Request{};
+    return r;
+  }
+  pool_.emplace_back();
+  return &pool_.back();
+}
+
+void Engine::release(Request* r) { free_.push_back(r); }
+
+EngineTotals Engine::run() {
+  pending_ = workload_.next();
+  if (pending_) {
+    totals_.first_arrival = pending_->arrival;
+    last_arrival_ = pending_->arrival;
+    queue_.push(pending_->arrival, kArrival, 0);
+  }
+  std::int64_t events = 0;
+  while (!queue_.empty()) {
+    const Event e = queue_.pop();
+    if (e.kind == kTransfer && e.target != network_version_) continue;  // rescheduled since
+    totals_.end_time = e.time;
+    if (e.kind == kArrival) {
+      on_arrivals(e.time);
+    } else if (e.kind == kTransfer) {
+      on_transfers(e.time);
+    } else if (e.kind == kStageFree) {
+      try_start(*fleet_[static_cast<std::size_t>(e.target)], e.time);
+    } else {
+      on_step_end(*fleet_[static_cast<std::size_t>(e.target)], e.time);
+    }
+    if (progress_ && (++events & 0xFFFF) == 0) progress_(totals_, e.time);
+    if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
+      totals_.complete = false;
+      totals_.peak_power_w = std::max(totals_.peak_power_w, fleet_power_w_);
+      if (progress_) progress_(totals_, totals_.end_time);
+      return totals_;
+    }
+  }
+  if (totals_.arrived != totals_.finished + totals_.rejected) {
+    throw std::logic_error(fmt::format(
+        "simulation stalled: {} requests arrived, {} finished, {} rejected, {} waiting for a "
+        "decode replica (a scheduler left requests waiting with no step in flight)",
+        totals_.arrived, totals_.finished, totals_.rejected, handoffs_.size()));
+  }
+  for (const auto& r : fleet_) {
+    if (r->kv.used_blocks() != 0) {
+      throw std::logic_error(
+          fmt::format("replica {} ended with {} KV blocks still held", r->id, r->kv.used_blocks()));
+    }
+  }
+  if (progress_) progress_(totals_, totals_.end_time);
+  totals_.peak_power_w = std::max(totals_.peak_power_w, fleet_power_w_);
+  return totals_;
+}
+
+void Engine::on_arrivals(SimTime now) {
+  // Admit every request that arrives at this instant before any replica forms a batch.
+  while (pending_ && pending_->arrival == now) {
+    const ReplicaId id = admit(*pending_, now);
+    if (id == kQueued) {
+      any_queued_ = true;
+    } else if (id != kRefused) {
+      touched_.push_back(id);
+    }
+    pending_ = workload_.next();
+    if (pending_ && pending_->arrival < last_arrival_) {
+      throw std::logic_error(fmt::format("workload '{}' yielded arrivals out of order ({} < {} ns)",
+                                         workload_.name(), pending_->arrival, last_arrival_));
+    }
+    if (pending_) last_arrival_ = pending_->arrival;
+  }
+  if (pending_) queue_.push(pending_->arrival, kArrival, 0);
+  // Only a replica that got work can start a step now (the rest were tried when their own state
+  // last changed), unless the router holds requests any idle replica may pull: then all, as
+  // before. In fleet order either way, so equal-time events keep their order.
+  if (any_queued_) {
+    for (auto& replica : fleet_) try_start(*replica, now);  // no-op while its stages are taken
+  } else {
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    for (const ReplicaId id : touched_) try_start(*fleet_[static_cast<std::size_t>(id)], now);
+  }
+  touched_.clear();
+  any_queued_ = false;
+}
+
+ReplicaId Engine::admit(const RequestSpec& spec, SimTime now) {
+  Request* r = allocate();
+  r->id = next_id_++;
+  r->spec = spec;
+  ++totals_.arrived;
+  if (slo_ != nullptr && slo_->any()) {
+    if (r->spec.slo_class < 0) {
+      r->spec.slo_class = slo_->classify(r->spec, SloPolicy::draw(slo_seed_, r->id));
+    }
+    r->deadline = slo_->deadline(r->spec.slo_class, spec.arrival, slo_overhead_ns_);
+    r->deadline_ttft = slo_->deadline_is_ttft(r->spec.slo_class);
+  }
+  const auto fits = [&](const Replica& replica) { return can_ever_hold(replica, spec); };
+  if (routable_.empty()) index_routable();
+  const std::vector<ReplicaId>* eligible = &routable_;
+  if (static_cast<std::int64_t>(spec.prompt_tokens) + spec.output_tokens > routable_max_len_ ||
+      spec.peak_kv_tokens() > routable_max_kv_tokens_) {
+    eligible_.clear();  // it does not fit everywhere: the replicas that can hold it
+    for (const auto& replica : fleet_) {
+      if (replica->role != ReplicaRole::kDecode && fits(*replica)) eligible_.push_back(replica->id);
+    }
+    eligible = &eligible_;
+  }
+  if (decode_router_ != nullptr && spec.output_tokens > 1) {
+    // It decodes elsewhere: some decode replica must be able to hold it too.
+    r->hand_off = true;
+    if (std::none_of(fleet_.begin(), fleet_.end(), [&](const auto& replica) {
+          return replica->role == ReplicaRole::kDecode && fits(*replica);
+        })) {
+      eligible_.clear();
+      eligible = &eligible_;
+    }
+  }
+  if (eligible->empty()) r->reject_reason = RejectReason::kFitsNoReplica;
+  const ReplicaId id = eligible->empty() ? kRefused : router_.route(*r, fleet_, *eligible, now);
+  if (id == kRefused) {
+    if (r->reject_reason == RejectReason::kNone) {
+      throw std::logic_error(
+          fmt::format("router '{}' refused a request without a reason", router_.name()));
+    }
+    ++totals_.rejected;
+    for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/true);
+    release(r);
+    return kRefused;
+  }
+  if (id == kQueued) return kQueued;  // the router holds it; a replica pulls it for a batch
+  r->replica = id;
+  fleet_[static_cast<std::size_t>(id)]->scheduler->enqueue(r, now);
+  return id;
+}
+
+void Engine::index_routable() {
+  routable_max_len_ = std::numeric_limits<std::int64_t>::max();
+  routable_max_kv_tokens_ = std::numeric_limits<std::int64_t>::max();
+  for (const auto& replica : fleet_) {
+    if (replica->role == ReplicaRole::kDecode) continue;
+    routable_.push_back(replica->id);
+    routable_max_len_ = std::min<std::int64_t>(routable_max_len_, replica->max_model_len);
+    // The most KV tokens that can ever fit: can_ever_fit's bound in whole blocks.
+    const KvCache& kv = replica->kv;
+    routable_max_kv_tokens_ =
+        std::min(routable_max_kv_tokens_,
+                 (kv.total_blocks() - kv.watermark_blocks()) * std::int64_t{kv.block_size()});
+  }
+  if (routable_.empty()) routable_max_len_ = routable_max_kv_tokens_ = 0;
+}
+
+void Engine::set_step_power(Replica& replica, double watts, SimTime now) {
+  if (now != power_changed_at_) {  // the power of the instant before holds until now
+    totals_.peak_power_w = std::max(totals_.peak_power_w, fleet_power_w_);
+    power_changed_at_ = now;
+  }
+  fleet_power_w_ += watts - replica.step_power_w;
+  replica.step_power_w = watts;
+}
+
+void Engine::try_start(Replica& replica, SimTime now) {
+  if (static_cast<int>(replica.in_flight.size()) >= replica.max_in_flight) return;
+  if (now < replica.stage_free) return;  // its kStageFree event comes
+  replica.batch.clear();
+  replica.scheduler->next_batch(now, replica.kv, replica.batch);
+  if (replica.batch.empty()) {
+    replica.busy = !replica.in_flight.empty();
+    totals_.preemptions += replica.batch.preempted;
+    return;
+  }
+  replica.batch.shape_into(shape_);
+  const StepCost cost = cost_model_.step(shape_, replica.spec);
+  const SimTime duration = cost.total_ns > 0 ? cost.total_ns : 1;
+  std::int32_t prefill_tokens = 0;
+  for (const auto& p : shape_.prefills) prefill_tokens += p.tokens;
+  for (const auto& entry : replica.batch.entries) {
+    if (entry.request->first_scheduled < 0) entry.request->first_scheduled = now;
+    entry.request->in_flight = true;
+  }
+  // Steps end in the order they started (a later one waits for the stages ahead of it).
+  const SimTime end =
+      replica.in_flight.empty() ? now + duration : std::max(now + duration, replica.step_end);
+  // Busy time and idle energy count each instant once, however many steps overlap it.
+  const SimTime overlap = replica.busy ? std::max<SimTime>(0, replica.step_end - now) : 0;
+  replica.busy = true;
+  replica.step_end = end;
+  replica.busy_ns += end - now - overlap;
+  replica.energy_j += cost.energy_j - replica.idle_w * sim_to_s(std::min(overlap, duration));
+  double watts = 0;  // above idle
+  if (cost.energy_j > 0) {
+    const double mean_w = cost.energy_j / sim_to_s(duration);
+    replica.peak_power_w = std::max(replica.peak_power_w, mean_w);
+    watts = mean_w - replica.idle_w;
+    set_step_power(replica, replica.step_power_w + watts, now);
+    // Overlapping steps (pipeline stages) draw together.
+    if (!replica.in_flight.empty()) {
+      replica.peak_power_w = std::max(replica.peak_power_w, replica.idle_w + replica.step_power_w);
+    }
+  }
+  ++replica.steps;
+  ++totals_.steps;
+  totals_.preemptions += replica.batch.preempted;
+  const StepRecord record{now,
+                          duration,
+                          replica.kv.used_blocks(),
+                          replica.id,
+                          prefill_tokens,
+                          static_cast<std::int32_t>(shape_.prefills.size()),
+                          static_cast<std::int32_t>(shape_.decode_contexts.size()),
+                          replica.batch.preempted,
+                          static_cast<std::int32_t>(replica.scheduler->num_running()),
+                          static_cast<std::int32_t>(replica.scheduler->num_outstanding() -
+                                                    replica.scheduler->num_running()),
+                          cost.energy_j};
+  for (auto* o : observers_) o->on_step(record, shape_, cost);
+  queue_.push(end, kStepEnd, replica.id);
+  if (replica.max_in_flight > 1) {
+    // The first stage takes the next step once the slowest stage is through this one (its
+    // activation send included; the cost model's stage_ns, else an equal share of the GPU time),
+    // and the host after its own time.
+    const double host = cost[CostComponent::kHost];
+    const double gpu = static_cast<double>(duration) - host;
+    const double stage = std::max(gpu / replica.max_in_flight, cost.stage_ns);
+    const auto interval = std::max<SimTime>(1, std::llround(std::max(stage, host)));
+    replica.stage_free = now + std::min(interval, duration);
+    queue_.push(replica.stage_free, kStageFree, replica.id);
+  }
+  replica.in_flight.push_back({std::move(replica.batch), end, watts});
+  replica.batch = Batch{};
+}
+
+void Engine::on_step_end(Replica& replica, SimTime now) {
+  Replica::InFlight step = std::move(replica.in_flight.front());
+  replica.in_flight.pop_front();
+  replica.busy = !replica.in_flight.empty();
+  if (step.watts != 0) set_step_power(replica, replica.step_power_w - step.watts, now);
+  for (const auto& entry : step.batch.entries) {
+    Request& r = *entry.request;
+    r.computed += entry.tokens;
+    r.step_tokens = 0;
+    r.in_flight = false;
+    if (r.computed == r.target_tokens()) {
+      // The step completed everything this request wanted computed: one output token.
+      ++r.generated;
+      const SimTime gap = r.last_token >= 0 ? now - r.last_token : -1;
+      if (r.first_token < 0) r.first_token = now;
+      if (gap > static_cast<SimTime>(r.tbt_max_ns)) r.tbt_max_ns = static_cast<double>(gap);
+      r.last_token = now;
+      for (auto* o : observers_) o->on_token(r, now, gap);
+    }
+  }
+  finished_.clear();
+  replica.scheduler->complete_batch(step.batch, now, replica.kv, finished_);
+  // The step's entry vector becomes the replica's next batch: its capacity is kept, so forming
+  // a batch allocates nothing once batches have reached their size.
+  if (replica.batch.empty()) {
+    step.batch.clear();
+    std::swap(replica.batch, step.batch);
+  }
+  bool handed_off = false;
+  for (Request* r : finished_) {
+    if (r->hand_off) {  // its first token, on a prefill replica: it decodes elsewhere
+      r->hand_off = false;
+      r->handoff_at = now;
+      handoffs_.push_back(r);
+      handed_off = true;
+      continue;
+    }
+    r->finished = now;
+    ++totals_.finished;
+    for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/false);
+    release(r);
+  }
+  try_start(replica, now);
+  // A decode step frees seats and KV; a prefill step may have handed requests off.
+  if (handed_off || (replica.role == ReplicaRole::kDecode && !handoffs_.empty())) {
+    drain_handoffs(now);
+  }
+}
+
+void Engine::set_disaggregation(Router& decode_router, const ClusterSpec& cluster) {
+  decode_router_ = &decode_router;
+  decode_router_->attach(fleet_, cost_model_);
+  network_ = std::make_unique<LinkNetwork>(fleet_, cluster);
+  for (std::size_t i = 0; i < fleet_.size(); ++i) fleet_[i]->node = network_->placement()[i].node;
+  incoming_.assign(fleet_.size(), 0);
+}
+
+double Engine::kv_bytes(const Request& r, const ReplicaSpec& spec) const {
+  // Every layer's K and V (or MLA latent) for each token, over all the replica's GPUs.
+  const ModelSpec& m = *spec.model;
+  return static_cast<double>(r.computed) * m.num_layers *
+         m.kv_bytes_per_token_per_layer(spec.kv_dtype_bytes);
+}
+
+void Engine::drain_handoffs(SimTime now) {
+  bool started = false;
+  while (!handoffs_.empty()) {
+    Request* r = handoffs_.front();
+    eligible_.clear();
+    for (const auto& replica : fleet_) {
+      if (replica->role != ReplicaRole::kDecode) continue;
+      const Replica& d = *replica;
+      const std::int64_t seats =
+          d.scheduler->num_running() + incoming_[static_cast<std::size_t>(d.id)];
+      const std::int64_t blocks = d.kv.blocks_for_tokens(r->computed);
+      if (seats < d.scheduler->seat_limit() &&
+          blocks <= d.kv.free_blocks() - d.kv.watermark_blocks() && can_ever_hold(d, r->spec)) {
+        eligible_.push_back(d.id);
+      }
+    }
+    if (eligible_.empty()) {
+      if (!r->handoff_waited) ++totals_.handoff_waits;  // counted once
+      r->handoff_waited = true;
+      break;
+    }
+    const ReplicaId to = decode_router_->route(*r, fleet_, eligible_, now);
+    if (std::find(eligible_.begin(), eligible_.end(), to) == eligible_.end()) {
+      throw std::logic_error(fmt::format("decode router '{}' returned replica {}, not one offered",
+                                         decode_router_->name(), to));
+    }
+    handoffs_.pop_front();
+    Replica& d = *fleet_[static_cast<std::size_t>(to)];
+    Transfer t{r,
+               r->replica,
+               to,
+               0,
+               r->handoff_at,
+               now,
+               kv_bytes(*r, fleet_[static_cast<std::size_t>(r->replica)]->spec)};
+    if (!d.kv.grow(t.blocks, r->computed, /*keep_watermark=*/true)) {
+      throw std::logic_error("hand-off: decode KV that was free could not be allocated");
+    }
+    ++incoming_[static_cast<std::size_t>(to)];
+    std::int64_t slot;
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      transfers_[static_cast<std::size_t>(slot)] = t;
+    } else {
+      slot = static_cast<std::int64_t>(transfers_.size());
+      transfers_.push_back(t);
+    }
+    network_->start(slot, t.from, t.to, t.bytes, now);
+    started = true;
+  }
+  if (started) schedule_network_event();
+}
+
+void Engine::schedule_network_event() {
+  const SimTime next = network_->next_change();
+  ++network_version_;  // any earlier kTransfer event is stale now
+  if (next >= 0) queue_.push(next, kTransfer, network_version_);
+}
+
+void Engine::on_transfers(SimTime now) {
+  transfers_done_.clear();
+  network_->advance(now, transfers_done_);
+  for (const std::int64_t slot : transfers_done_) {
+    const Transfer t = transfers_[static_cast<std::size_t>(slot)];
+    free_slots_.push_back(slot);
+    Request& r = *t.request;
+    Replica& from = *fleet_[static_cast<std::size_t>(t.from)];
+    Replica& to = *fleet_[static_cast<std::size_t>(t.to)];
+    from.scheduler->release_handed_off(&r, from.kv);
+    r.kv_blocks = t.blocks;
+    r.kv_shared = 0;
+    r.replica = t.to;
+    --incoming_[static_cast<std::size_t>(t.to)];
+    to.scheduler->accept_transferred(&r, now);
+    ++totals_.transfers;
+    totals_.transfer_bytes += t.bytes;
+    totals_.transfer_tokens += r.computed;
+    const TransferRecord record{r.id, t.from, t.to, t.queued, t.start, now, r.computed, t.bytes};
+    for (auto* o : observers_) o->on_transfer(record);
+    try_start(from, now);  // its KV is free now
+    try_start(to, now);
+  }
+  schedule_network_event();
+}
+
+}  // namespace servesim

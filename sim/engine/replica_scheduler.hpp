@@ -1,0 +1,75 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine/batch.hpp"
+#include "sim/engine/fleet_queue.hpp"
+#include "sim/engine/kv_cache.hpp"
+#include "sim/engine/request.hpp"
+#include "sim/engine/time.hpp"
+
+namespace servesim {
+
+// Forms the batches of one replica and owns its waiting and running queues. The engine hands it
+// arrived requests, asks for the next batch when the replica is idle, and reports the end of
+// each step. Requests are owned by the engine; the scheduler holds pointers until it returns
+// them through `finished`. Not thread-safe: one scheduler per replica per run.
+class ReplicaScheduler {
+ public:
+  ReplicaScheduler() = default;
+  ReplicaScheduler(const ReplicaScheduler&) = delete;
+  ReplicaScheduler& operator=(const ReplicaScheduler&) = delete;
+  virtual ~ReplicaScheduler() = default;
+
+  virtual std::string_view name() const = 0;
+  // Accepts an arrived request (already checked to fit this replica).
+  virtual void enqueue(Request* request, SimTime now) = 0;
+  // Forms the next batch into `batch` (empty when nothing can run). May preempt running requests
+  // (recompute: their KV is freed and they wait again, ahead of new arrivals); never drops one.
+  virtual void next_batch(SimTime now, KvCache& kv, Batch& batch) = 0;
+  // Called after the engine applied a finished step (token counts advanced, tokens emitted):
+  // removes requests that are done from the running set, frees their KV and appends them to
+  // `finished`.
+  virtual void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
+                              std::vector<Request*>& finished) = 0;
+  // Prefill/decode disaggregation. A request with hand_off set is returned through `finished` at
+  // its first token still holding its KV; the engine frees it with release_handed_off once the
+  // transfer ended. A request transferred in (its KV already held here, prompt computed, first
+  // token emitted) joins the running set through accept_transferred.
+  virtual void release_handed_off(Request* /*request*/, KvCache& /*kv*/) {
+    throw std::logic_error("scheduler '" + std::string(name()) + "' cannot serve a prefill role");
+  }
+  virtual void accept_transferred(Request* /*request*/, SimTime /*now*/) {
+    throw std::logic_error("scheduler '" + std::string(name()) + "' cannot serve a decode role");
+  }
+  // Most requests it runs at once (max_num_seqs).
+  virtual std::int32_t seat_limit() const = 0;
+  // Requests waiting or running (outstanding work, for routers).
+  virtual std::int64_t num_outstanding() const = 0;
+  // Requests admitted and holding KV.
+  virtual std::int64_t num_running() const = 0;
+  // Tokens its outstanding requests must still compute before they decode, beyond the step in
+  // flight: the rest of their prompts, and prompt + generated tokens for a preempted request that
+  // recomputes.
+  virtual std::int64_t prefill_backlog_tokens() const = 0;
+  // The decode load of its outstanding requests, for routers that price a request's stay:
+  // appends to `decoding` the context (prompt + generated tokens) of each running request that
+  // decodes now, and to `later` the context each other outstanding request decodes at once its
+  // prefill is done (prompt + generated).
+  virtual void decode_contexts(std::vector<std::int32_t>& decoding,
+                               std::vector<std::int32_t>& later) const = 0;
+  // From now on, also admit from `queue` (in its order) whenever the own waiting queue has nothing
+  // to admit; `self` is this scheduler's replica. Schedulers that cannot pull refuse.
+  virtual void attach_queue(FleetQueue* /*queue*/, ReplicaId /*self*/) {
+    throw std::logic_error("scheduler '" + std::string(name()) +
+                           "' cannot pull from a fleet-level queue");
+  }
+  // Most tokens one step may carry (the configured budget or this scheduler's default); the
+  // memory planner reserves activations for it.
+  virtual std::int32_t token_budget() const = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "sim/engine/time.hpp"
+
+namespace servesim {
+
+using RequestId = std::int64_t;
+using ReplicaId = std::int32_t;
+inline constexpr ReplicaId kNoReplica = -1;
+// What Router::route returns for a request it keeps in a fleet-level queue (replicas pull it), and
+// for one its admission control refuses.
+inline constexpr ReplicaId kQueued = -2;
+inline constexpr ReplicaId kRefused = -3;
+// The deadline of a request without one: later than any event of a run.
+inline constexpr SimTime kNoDeadline = INT64_MAX;
+
+// Why a request was rejected (0: it was not).
+enum class RejectReason : std::int8_t { kNone = 0, kFitsNoReplica = 1, kAdmission = 2 };
+
+// What a workload yields: one request's arrival and lengths (and an optional shared prefix).
+struct RequestSpec {
+  SimTime arrival = 0;
+  std::int32_t prompt_tokens = 0;
+  std::int32_t output_tokens = 0;
+  std::int64_t prefix_group = -1;  // requests of one group share their first prefix_tokens
+  std::int32_t prefix_tokens = 0;
+  std::int32_t slo_class = -1;  // index into the run's SLO classes (sim/engine/slo.hpp); -1: none
+
+  // The most KV this request ever holds: the last output token is sampled but never fed back,
+  // so its KV is never written (prompt + output − 1, as in vLLM; at least the prompt).
+  std::int64_t peak_kv_tokens() const {
+    return static_cast<std::int64_t>(prompt_tokens) + std::max(output_tokens - 1, 0);
+  }
+};
+
+// A request inside the simulator. Token accounting follows vLLM V1: `computed` tokens have KV in
+// the cache; the request wants prompt + generated tokens computed; each step that completes that
+// (a decode, or the last chunk of a (re)prefill) emits one output token.
+// Invariants: 0 ≤ computed ≤ prompt + generated; generated ≤ output_tokens.
+struct Request {
+  RequestId id = 0;
+  RequestSpec spec;
+  ReplicaId replica = kNoReplica;
+  std::int32_t computed = 0;
+  std::int32_t generated = 0;
+  std::int32_t cached_prefix = 0;  // tokens served from the prefix cache at the last admission
+  std::int32_t preemptions = 0;
+  std::int64_t kv_blocks = 0;    // blocks held in the replica's KV cache
+  std::int64_t kv_shared = 0;    // of which leading prefix-cache blocks shared with others
+  std::int32_t step_tokens = 0;  // tokens scheduled in the step being formed or run (0 = none)
+  bool in_flight = false;        // in a step that started and has not ended
+  SimTime first_scheduled = -1;
+  SimTime first_token = -1;
+  SimTime last_token = -1;
+  SimTime finished = -1;
+  double tbt_max_ns = 0;  // largest gap between output tokens so far
+  // Deadline scheduling (sim/engine/slo.hpp): the engine-time instant its class's first bound falls
+  // due (TTFT, else E2E; kNoDeadline without one), the router's estimate of its wait before it is
+  // first scheduled (-1: none made), and what admission control did with it.
+  SimTime deadline = kNoDeadline;
+  bool deadline_ttft = false;  // the deadline bounds its first token (else its finish)
+  SimTime est_wait = -1;
+  SimTime est_due =
+      -1;  // its estimate of when the deadline's event happens (first token or finish)
+  RejectReason reject_reason = RejectReason::kNone;
+  bool demoted = false;  // served best effort, behind every request that could still make it
+  // Prefill/decode disaggregation: it is prefilled on a prefill replica, which is done with it
+  // at its first token and keeps its KV until the transfer to a decode replica ends.
+  bool hand_off = false;
+  bool handoff_waited = false;  // it found no decode replica with room at once
+  SimTime handoff_at = -1;      // its first token, when it joined the hand-off queue
+
+  std::int32_t target_tokens() const { return spec.prompt_tokens + generated; }
+  std::int32_t pending_tokens() const { return target_tokens() - computed; }
+  // Done on this replica: every output token, or the first on a prefill replica (hand_off).
+  bool done() const { return generated >= (hand_off ? 1 : spec.output_tokens); }
+  // A step of one new token on a request past its prompt is a decode.
+  bool is_decode() const { return generated > 0 && pending_tokens() == 1; }
+};
+
+}  // namespace servesim

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string_view>
+
+#include "sim/engine/cost_model.hpp"
+#include "sim/engine/fleet_queue.hpp"
+#include "sim/engine/replica.hpp"
+#include "sim/engine/request.hpp"
+
+namespace servesim {
+
+// Assigns each arriving request to a replica. Only replicas on which the request can ever fit
+// are offered (`eligible`, non-empty, ascending ids). Deterministic for a given seed. A router
+// may instead keep the request in a fleet-level queue the replicas pull from (route returns
+// kQueued; queue() is that queue), or refuse it (kRefused, with request.reject_reason set).
+class Router {
+ public:
+  Router() = default;
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+  virtual ~Router() = default;
+
+  virtual std::string_view name() const = 0;
+  // Returns one of `eligible`, or kQueued / kRefused (see above).
+  virtual ReplicaId route(Request& request, const Fleet& fleet,
+                          const std::vector<ReplicaId>& eligible, SimTime now) = 0;
+  // Called once by the engine before the run: the fleet and the cost model its replicas are
+  // priced with (a router that estimates waits prices them with the same model).
+  virtual void attach(const Fleet& /*fleet*/, const CostModel& /*cost_model*/) {}
+  // The fleet-level queue of a router that holds requests; nullptr for one that does not.
+  virtual FleetQueue* queue() { return nullptr; }
+};
+
+}  // namespace servesim

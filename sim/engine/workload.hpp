@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine/request.hpp"
+
+namespace servesim {
+
+// A lazy source of requests. Yields them in non-decreasing arrival order and holds O(1) state per
+// request it has not yet yielded (a 10M-request run must not hold 10M requests). Deterministic
+// for a given seed. Not thread-safe.
+class Workload {
+ public:
+  Workload() = default;
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+  virtual ~Workload() = default;
+
+  virtual std::string_view name() const = 0;
+  // The next request, or nullopt when the workload is exhausted. Throws InputError for a bad
+  // trace row (naming file and line).
+  virtual std::optional<RequestSpec> next() = 0;
+  // How many requests it will yield, when that is known before the run (num_requests, a trace's
+  // rows; at most that many when duration_s cuts it short): what progress counts towards.
+  virtual std::optional<std::int64_t> expected_requests() const { return std::nullopt; }
+  // The run's SLO class names (sim/engine/slo.hpp), before the first next(): a workload whose input
+  // names a class per request (a trace's slo_class column) yields its index in
+  // RequestSpec::slo_class and fails, naming file and line, on a name not in `names`.
+  virtual void set_slo_classes(const std::vector<std::string>& /*names*/) {}
+};
+
+}  // namespace servesim

@@ -1,0 +1,310 @@
+#include "sim/hardware/catalog.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/config/input_error.hpp"
+#include "sim/config/suggest.hpp"
+
+namespace servesim {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+namespace fs = std::filesystem;
+namespace {
+
+int get_count(const ConfigNode& f, std::string_view key) {
+  return static_cast<int>(f.get_positive_int(key));
+}
+
+int get_count(const ConfigNode& f, std::string_view key, int fallback) {
+  if (!f.has(key)) return fallback;
+  const ConfigNode n = f.at(key);
+  const auto v = n.as_int();
+  if (v < 0) n.fail("expected an integer ≥ 0");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+Catalog::Catalog(std::vector<std::string> dirs) : dirs_(std::move(dirs)) { index(); }
+
+std::vector<std::string> Catalog::default_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("SERVESIM_CATALOG")) {
+    if (!is_folder(env)) {
+      throw InputError(fmt::format(
+          "SERVESIM_CATALOG={}: not a folder (expected a folder with hardware/ and models/)", env));
+    }
+    dirs.emplace_back(env);
+  }
+  dirs.emplace_back(SERVESIM_CATALOG_DIR);
+  return dirs;
+}
+
+std::string Catalog::default_gpu_name(const std::string& name, const ConfigNode& where) {
+  static Catalog catalog(default_dirs());
+  return catalog.gpu(name, where).name;
+}
+
+void Catalog::index() {
+  for (const auto& dir : dirs_) {
+    const fs::path hw = fs::path(dir) / "hardware";
+    if (is_folder(hw)) {
+      for (const auto& p : files_in(hw, ".yaml", false, "catalog")) {
+        const ConfigNode f = ConfigNode::load_file(p.string());
+        std::vector<std::string> names{p.stem().string()};
+        if (f.has("name") && f.get_string("name") != p.stem().string()) {
+          // The catalog key is the file's stem; a different name would show up in every output.
+          f.at("name").fail(fmt::format(
+              "'{}' differs from the file's name '{}' (expected the same; other spellings "
+              "go in aliases)",
+              f.get_string("name"), p.stem().string()));
+        }
+        if (auto aliases = f.find("aliases")) {
+          for (const auto& a : aliases->items()) names.push_back(a.as_string());
+        }
+        bool first_dir_entry = !gpu_files_.count(lowercase(p.stem().string()));
+        for (const auto& n : names) gpu_files_.emplace(lowercase(n), p.string());
+        if (first_dir_entry) gpu_display_.push_back(p.stem().string());
+      }
+    }
+    const fs::path models = fs::path(dir) / "models";
+    if (is_folder(models)) {
+      for (const auto& p : files_in(models, ".yaml", true, "catalog")) {
+        std::string id = p.lexically_relative(models).replace_extension("").generic_string();
+        model_files_.emplace(id, p.string());
+      }
+    }
+  }
+  std::sort(gpu_display_.begin(), gpu_display_.end());
+}
+
+std::vector<std::string> Catalog::gpu_names() const { return gpu_display_; }
+
+std::vector<std::string> Catalog::model_names() const {
+  std::vector<std::string> out;
+  for (const auto& [id, path] : model_files_) out.push_back(id);
+  return out;
+}
+
+const GpuSpec& Catalog::gpu(const std::string& name, const ConfigNode& where) {
+  auto it = gpu_files_.find(lowercase(name));
+  if (it == gpu_files_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, path] : gpu_files_) names.push_back(n);
+    where.fail(fmt::format("unknown GPU '{}' ({}known: {})", name, did_you_mean(name, names),
+                           fmt::join(gpu_display_, ", ")));
+  }
+  const std::lock_guard lock(*mutex_);
+  if (auto hit = gpus_.find(it->second); hit != gpus_.end()) return *hit->second;
+  gpu_store_.push_back(load_gpu(ConfigNode::load_file(it->second)));
+  gpus_[it->second] = &gpu_store_.back();
+  return gpu_store_.back();
+}
+
+const ModelSpec& Catalog::model(const std::string& name, const ConfigNode& where) {
+  auto it = model_files_.find(name);
+  if (it == model_files_.end()) {
+    for (auto j = model_files_.begin(); j != model_files_.end(); ++j) {
+      if (lowercase(j->first) == lowercase(name)) {
+        it = j;
+        break;
+      }
+    }
+  }
+  if (it == model_files_.end()) {
+    where.fail(
+        fmt::format("unknown model '{}' ({}expected a Hugging Face id with a file under "
+                    "configs/models/; known: {})",
+                    name, did_you_mean(name, model_names()), fmt::join(model_names(), ", ")));
+  }
+  const std::lock_guard lock(*mutex_);
+  if (auto hit = models_.find(it->second); hit != models_.end()) return *hit->second;
+  model_store_.push_back(load_model(ConfigNode::load_file(it->second)));
+  models_[it->second] = &model_store_.back();
+  return model_store_.back();
+}
+
+GpuSpec Catalog::load_gpu(const ConfigNode& f) {
+  f.require_map("a hardware description");
+  f.check_keys({"name",
+                "display_name",
+                "aliases",
+                "arch",
+                "sms",
+                "gpc_sms",
+                "boost_clock_mhz",
+                "base_clock_mhz",
+                "bf16_tflops",
+                "fp8_tflops",
+                "memory_gb",
+                "memory_bw_gb_per_s",
+                "device_memory_mib",
+                "l2_mb",
+                "tdp_w",
+                "min_power_w",
+                "nvlink_gb_per_s",
+                "nvlink_bridge",
+                "nvswitch_multicast",
+                "pcie_gb_per_s",
+                "source",
+                "analytical",
+                "host",
+                "power",
+                "roofline",
+                "provenance"});
+  GpuSpec g;
+  g.name = f.has("name") ? f.get_string("name") : fs::path(f.file()).stem().string();
+  g.display_name = f.get_string("display_name", g.name);
+  if (auto aliases = f.find("aliases")) {
+    for (const auto& a : aliases->items()) g.aliases.push_back(a.as_string());
+  }
+  if (auto p = f.find("provenance")) {
+    p->require_map("provenance: {constants: …, validated: […]}");
+    p->check_keys({"constants", "validated", "block_mape_pct"});
+    g.provenance = p->get_string("constants");
+    g.block_mape_pct = p->get_nonnegative("block_mape_pct", 0);
+    const ConfigNode v = p->at("validated");
+    if (!v.is_sequence())
+      v.fail("expected a list of what this GPU's prices were scored on ([] = none)");
+    for (const auto& item : v.items()) g.validated.push_back(item.as_string());
+  }
+  const ConfigNode arch = f.at("arch");
+  g.arch = arch.as_string();
+  static const std::vector<std::string> kArchs{"ada", "ampere", "blackwell", "hopper"};
+  if (std::find(kArchs.begin(), kArchs.end(), g.arch) == kArchs.end()) {
+    arch.fail(fmt::format("unknown arch '{}' (known: {})", g.arch, fmt::join(kArchs, ", ")));
+  }
+  g.sms = get_count(f, "sms");
+  if (auto gpcs = f.find("gpc_sms")) {
+    int sum = 0;
+    for (const auto& n : gpcs->items()) {
+      const auto v = n.as_int();
+      if (v <= 0) n.fail("expected a positive SM count");
+      g.gpc_sms.push_back(static_cast<int>(v));
+      sum += static_cast<int>(v);
+    }
+    if (sum != g.sms)
+      gpcs->fail(fmt::format("SMs per GPC sum to {}, expected sms = {}", sum, g.sms));
+  }
+  g.boost_clock_mhz = f.get_positive("boost_clock_mhz");
+  g.base_clock_mhz = f.get_nonnegative("base_clock_mhz", 0);
+  g.bf16_tflops = f.get_positive("bf16_tflops");
+  g.fp8_tflops = f.get_nonnegative("fp8_tflops", 0);
+  g.memory_gb = f.get_positive("memory_gb");
+  g.device_memory_mib = f.get_nonnegative("device_memory_mib", 0);
+  g.memory_bw_gb_per_s = f.get_positive("memory_bw_gb_per_s");
+  g.l2_mb = f.get_positive("l2_mb");
+  g.tdp_w = f.get_positive("tdp_w");
+  g.min_power_w = f.get_nonnegative("min_power_w", 0);
+  g.nvlink_gb_per_s = f.get_nonnegative("nvlink_gb_per_s", 0);
+  g.nvlink_bridge = f.get_bool("nvlink_bridge", false);
+  if (g.nvlink_bridge && g.nvlink_gb_per_s <= 0) {
+    f.at("nvlink_bridge").fail("an NVLink bridge needs nvlink_gb_per_s > 0");
+  }
+  g.nvswitch_multicast = f.get_bool("nvswitch_multicast", false);
+  if (g.nvswitch_multicast && (g.nvlink_gb_per_s <= 0 || g.nvlink_bridge)) {
+    f.at("nvswitch_multicast")
+        .fail(
+            "NVSwitch multicast needs NVLink through an NVSwitch (nvlink_gb_per_s > 0, no "
+            "nvlink_bridge)");
+  }
+  g.pcie_gb_per_s = f.get_positive("pcie_gb_per_s", 32);  // every GPU reaches its peers over PCIe
+  g.file = f;
+  return g;
+}
+
+ModelSpec Catalog::load_model(const ConfigNode& f) {
+  f.require_map("a model description");
+  f.check_keys({"name",
+                "num_layers",
+                "hidden_size",
+                "num_heads",
+                "num_kv_heads",
+                "head_dim",
+                "intermediate_size",
+                "vocab_size",
+                "max_position_embeddings",
+                "gated_mlp",
+                "norm",
+                "parallel_block",
+                "attention_bias",
+                "tie_word_embeddings",
+                "num_experts",
+                "experts_per_token",
+                "shared_expert_intermediate",
+                "moe_layer_interval",
+                "dense_intermediate_size",
+                "kv_lora_rank",
+                "qk_rope_head_dim",
+                "fp8_skips_attention",
+                "source"});
+  ModelSpec m;
+  m.name = f.get_string("name");
+  m.num_layers = get_count(f, "num_layers");
+  m.hidden_size = get_count(f, "hidden_size");
+  m.num_heads = get_count(f, "num_heads");
+  // Optional, but when given a head count or size must be positive (0 would divide by zero).
+  m.num_kv_heads = f.has("num_kv_heads") ? get_count(f, "num_kv_heads") : m.num_heads;
+  m.head_dim = f.has("head_dim") ? get_count(f, "head_dim") : m.hidden_size / m.num_heads;
+  if (m.head_dim <= 0) f.fail("hidden_size / num_heads is 0: give head_dim");
+  m.intermediate_size = get_count(f, "intermediate_size");
+  m.vocab_size = get_count(f, "vocab_size");
+  m.max_position_embeddings = get_count(f, "max_position_embeddings");
+  m.gated_mlp = f.get_bool("gated_mlp", true);
+  if (f.has("norm")) {
+    const ConfigNode n = f.at("norm");
+    const std::string norm = n.as_string();
+    if (norm != "rmsnorm" && norm != "layernorm") {
+      n.fail(fmt::format("unknown norm '{}' (known: layernorm, rmsnorm)", norm));
+    }
+    m.layer_norm = norm == "layernorm";
+  }
+  m.parallel_block = f.get_bool("parallel_block", false);
+  m.attention_bias = f.get_bool("attention_bias", false);
+  m.tie_word_embeddings = f.get_bool("tie_word_embeddings", false);
+  m.fp8_skips_attention = f.get_bool("fp8_skips_attention", false);
+  m.num_experts = get_count(f, "num_experts", 0);
+  m.experts_per_token = get_count(f, "experts_per_token", 0);
+  if (m.num_experts > 0 && (m.experts_per_token <= 0 || m.experts_per_token > m.num_experts)) {
+    f.fail(fmt::format("experts_per_token must be in [1, num_experts = {}]", m.num_experts));
+  }
+  m.shared_expert_intermediate = get_count(f, "shared_expert_intermediate", 0);
+  m.moe_layer_interval = get_count(f, "moe_layer_interval", 1);
+  m.dense_intermediate_size = get_count(f, "dense_intermediate_size", 0);
+  if (m.moe_layer_interval < 1) f.at("moe_layer_interval").fail("expected an integer ≥ 1");
+  if (m.moe_layer_interval > 1 && m.num_experts == 0) {
+    f.at("moe_layer_interval")
+        .fail("moe_layer_interval > 1 interleaves MoE layers: give num_experts");
+  }
+  if (m.moe_layer_interval > m.num_layers) {
+    f.at("moe_layer_interval")
+        .fail(fmt::format("moe_layer_interval must be at most num_layers = {}", m.num_layers));
+  }
+  if (m.dense_intermediate_size > 0 && m.moe_layer_interval == 1) {
+    f.at("dense_intermediate_size")
+        .fail(
+            "dense_intermediate_size sizes the dense layers of an interleaved MoE model: it needs "
+            "moe_layer_interval > 1");
+  }
+  m.kv_lora_rank = get_count(f, "kv_lora_rank", 0);
+  m.qk_rope_head_dim = get_count(f, "qk_rope_head_dim", 0);
+  if (m.num_heads % m.num_kv_heads != 0) {
+    f.at("num_kv_heads").fail("num_heads must be a multiple of num_kv_heads");
+  }
+  m.file = f;
+  return m;
+}
+
+}  // namespace servesim

@@ -1,0 +1,103 @@
+#include "sim/hardware/gpu_spec.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/hardware/catalog.hpp"
+
+namespace servesim {
+
+double ModelSpec::attention_params_per_layer() const {
+  const double h = hidden_size;
+  const double q_width = static_cast<double>(num_heads) * head_dim;
+  const double kv_width = static_cast<double>(num_kv_heads) * head_dim;
+  return h * q_width + 2.0 * h * kv_width + q_width * h;
+}
+
+double ModelSpec::layer_params(bool moe) const {
+  const double h = hidden_size;
+  const double matrices = gated_mlp ? 3.0 : 2.0;
+  const double mlp = moe ? num_experts * matrices * h * intermediate_size + h * num_experts +
+                               matrices * h * shared_expert_intermediate
+                         : matrices * h * dense_mlp_width();
+  return attention_params_per_layer() + mlp;
+}
+
+double ModelSpec::layer_unquantized_params(bool moe) const {
+  return (moe ? static_cast<double>(hidden_size) * num_experts : 0.0) +
+         (fp8_skips_attention ? attention_params_per_layer() : 0.0);
+}
+
+double ModelSpec::num_params() const {
+  const int moe = moe_layers();
+  const double embeddings =
+      static_cast<double>(vocab_size) * hidden_size * (tie_word_embeddings ? 1 : 2);
+  return moe * layer_params(true) + (num_layers - moe) * layer_params(false) + embeddings;
+}
+
+int ModelSpec::moe_layers() const {
+  if (!is_moe()) return 0;
+  return num_layers / std::max(1, moe_layer_interval);
+}
+
+double ModelSpec::unquantized_params() const {
+  const int moe = moe_layers();
+  return static_cast<double>(vocab_size) * hidden_size * (tie_word_embeddings ? 1 : 2) +
+         moe * layer_unquantized_params(true) +
+         (num_layers - moe) * layer_unquantized_params(false);
+}
+
+std::string ModelSpec::tp_problem(int tp) const {
+  if (tp >= 1 && num_heads % tp == 0) return "";
+  return fmt::format("{} does not divide the {} attention heads of {}", tp, num_heads, name);
+}
+
+std::string ModelSpec::pp_problem(int pp) const {
+  if (pp >= 1 && pp <= num_layers) return "";
+  return fmt::format("{} pipeline stages exceed the {} layers of {} (expected 1 to {})", pp,
+                     num_layers, name, num_layers);
+}
+
+double GpuSpec::device_memory_bytes() const {
+  return device_memory_mib > 0 ? device_memory_mib * 1048576.0 : memory_gb * 1073741824.0;
+}
+
+std::string GpuSpec::power_cap_problem(double watts) const {
+  if (watts >= min_power_w && watts <= tdp_w) return "";
+  return fmt::format("{} W is outside {}'s power limits (expected {} to {} W)", watts, name,
+                     min_power_w, tdp_w);
+}
+
+std::string GpuSpec::topology_problem(std::string_view topology) const {
+  if (topology != "nvlink" && topology != "pairwise_nvlink" && topology != "pcie") {
+    return fmt::format("unknown topology '{}' (known: nvlink, pairwise_nvlink, pcie)", topology);
+  }
+  if (topology != "pcie" && nvlink_gb_per_s <= 0) {
+    return fmt::format(
+        "{} has no NVLink (its hardware file gives no nvlink_gb_per_s); expected "
+        "topology pcie",
+        name);
+  }
+  if (topology == "nvlink" && nvlink_bridge) {
+    return fmt::format(
+        "{} links only pairs of cards, through an NVLink bridge (nvlink_bridge in its hardware "
+        "file); expected topology pairwise_nvlink or pcie",
+        name);
+  }
+  return "";
+}
+
+double ModelSpec::kv_bytes_per_token_per_layer(double dtype_bytes) const {
+  if (kv_lora_rank > 0) return (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
+  return 2.0 * num_kv_heads * head_dim * dtype_bytes;
+}
+
+bool GpuSpec::answers_to(const std::string& n) const {
+  const std::string want = lowercase(n);
+  const std::vector<std::string> all = names();
+  return std::any_of(all.begin(), all.end(),
+                     [&](const std::string& m) { return lowercase(m) == want; });
+}
+
+}  // namespace servesim

@@ -1,0 +1,156 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/config/config_node.hpp"
+
+namespace servesim {
+
+// Datasheet description of one GPU SKU, read from configs/hardware/<name>.yaml. Units are in the
+// field names. Cost models that need more constants (efficiencies, tile ladders, power model)
+// read their own section of the same file through `file`, which keeps sources beside numbers.
+struct GpuSpec {
+  std::string name;                  // catalog key, e.g. "h200" (the file's stem)
+  std::string display_name;          // e.g. "NVIDIA H200 SXM 141GB"
+  std::vector<std::string> aliases;  // other spellings users and measured runs use ("H200")
+  std::string arch;                  // ampere | ada | hopper | blackwell
+  int sms = 0;
+  std::vector<int> gpc_sms;  // SMs per GPC (sums to sms); empty when unknown
+  double boost_clock_mhz = 0;
+  double base_clock_mhz = 0;
+  double bf16_tflops = 0;  // dense
+  double fp8_tflops = 0;   // dense; 0 when the SKU has no FP8 tensor cores
+  double memory_gb = 0;    // decimal GB
+  // What the device reports (nvidia-smi total), when it differs from memory_gb read as GiB
+  // (GDDR parts with ECC on); 0 = unknown, memory_gb GiB is used.
+  double device_memory_mib = 0;
+  double device_memory_bytes() const;
+  double memory_bw_gb_per_s = 0;
+  double l2_mb = 0;  // binary MiB, as the device reports
+  double l2_bytes() const { return l2_mb * 1048576.0; }
+  double tdp_w = 0;
+  double min_power_w = 0;
+  double nvlink_gb_per_s = 0;  // per GPU, bidirectional; 0 when absent
+  // NVLink joins the cards in pairs through a bridge (PCIe boards: A40, H100 PCIe), not all of
+  // a node's GPUs through NVSwitch: only pairwise_nvlink (or pcie) can describe their links.
+  bool nvlink_bridge = false;
+  // The NVSwitch reduces and multicasts in the switch (NVLink SHARP: third-generation NVSwitch
+  // and later, HGX H100/H200/B200), so NCCL can run an all-reduce of more than two GPUs as NVLS.
+  bool nvswitch_multicast = false;
+  double pcie_gb_per_s = 0;  // per direction
+  ConfigNode file;           // the whole hardware file, for plug-in sections
+  // Where the file's cost-model constants come from ("transferred from the a100-80gb fit …") and
+  // what this GPU's prices were scored against, with the figure (empty: nothing measured): the
+  // `provenance:` section, which the tools print beside their answers. "" when the file has none.
+  std::string provenance;
+  std::vector<std::string> validated;
+  // The analytical model's MLP-block MAPE on this GPU's measured profile (%), 0 when none was
+  // measured: the model's stated uncertainty for this GPU (costmodel rank's tie rule).
+  double block_mape_pct = 0;
+
+  // Why a board power cap of `watts` cannot be set ("" when it can): as `nvidia-smi -pl`, within
+  // [min_power_w (when known), tdp_w].
+  std::string power_cap_problem(double watts) const;
+  // The catalog name, then the aliases: every name a profile folder of this GPU may carry.
+  std::vector<std::string> names() const {
+    std::vector<std::string> n{name};
+    n.insert(n.end(), aliases.begin(), aliases.end());
+    return n;
+  }
+  // Whether `n` is the catalog name or an alias, in any case.
+  bool answers_to(const std::string& n) const;
+  // The links between a replica's GPUs when the config names none: NVLink all-to-all where this
+  // GPU has it through NVSwitch, pairs where a bridge joins two cards, else PCIe.
+  const char* default_topology() const {
+    if (nvlink_gb_per_s <= 0) return "pcie";
+    return nvlink_bridge ? "pairwise_nvlink" : "nvlink";
+  }
+  // Why a replica of this GPU cannot use `topology` ("" when it can): the name must be known,
+  // NVLink topologies need a GPU with NVLink, and all-to-all NVLink a GPU without a bridge.
+  std::string topology_problem(std::string_view topology) const;
+  // Whether GPUs a and b of one replica (global ranks, TP-major) talk over NVLink under
+  // `topology` (else PCIe): nvlink links every pair, pairwise_nvlink pairs 2i and 2i+1.
+  bool nvlink_between(int a, int b, std::string_view topology) const {
+    if (nvlink_gb_per_s <= 0) return false;
+    if (topology == "pairwise_nvlink") return a / 2 == b / 2;
+    return topology == "nvlink";
+  }
+  // Whether a ring 0 → 1 → … → p−1 → 0 of p ≥ 2 GPUs runs on NVLink at every hop (false for
+  // p ≤ 1: no ring).
+  bool ring_on_nvlink(int p, std::string_view topology) const {
+    if (p <= 1) return false;
+    for (int a = 0; a + 1 < p; ++a) {
+      if (!nvlink_between(a, a + 1, topology)) return false;
+    }
+    return p == 2 || nvlink_between(p - 1, 0, topology);
+  }
+};
+
+// Architecture of one model, read from configs/models/<org>/<name>.yaml.
+struct ModelSpec {
+  std::string name;  // Hugging Face id, e.g. "meta-llama/Llama-3.1-8B"
+  int num_layers = 0;
+  int hidden_size = 0;
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int intermediate_size = 0;  // dense MLP, or per expert for MoE
+  int vocab_size = 0;
+  int max_position_embeddings = 0;
+  bool gated_mlp = true;        // SwiGLU gate+up (3 matrices) vs fc1/fc2 (2 matrices)
+  bool layer_norm = false;      // LayerNorm (true) or RMSNorm (false)
+  bool parallel_block = false;  // phi-2 style: attention and MLP share one norm
+  bool attention_bias = false;
+  int num_experts = 0;  // 0 for dense models
+  int experts_per_token = 0;
+  int shared_expert_intermediate = 0;  // Llama-4-style shared expert, 0 when none
+  int moe_layer_interval = 1;          // every n-th layer is MoE (Llama-4 Maverick style); 1 = all
+  // MLP width of the dense layers between MoE layers (HF intermediate_size_mlp); 0: the same as
+  // intermediate_size. Only meaningful with moe_layer_interval > 1.
+  int dense_intermediate_size = 0;
+  int kv_lora_rank = 0;      // MLA (DeepSeek-V2): compressed KV width; 0 for standard attention
+  int qk_rope_head_dim = 0;  // MLA decoupled rope part stored with the latent
+  bool tie_word_embeddings = false;
+  // FP8 checkpoints of this model keep the attention q/k/v/o projections in bf16 (as
+  // compressed-tensors recipes that quantize only the MLP/experts do).
+  bool fp8_skips_attention = false;
+  ConfigNode file;
+
+  bool is_moe() const { return num_experts > 0; }
+  // Layers with routed experts: every moe_layer_interval-th layer (HF interleave_moe_layer_step:
+  // layers s−1, 2s−1, …), all of them when the interval is 1; 0 for a dense model.
+  int moe_layers() const;
+  // MLP width of a dense layer.
+  int dense_mlp_width() const {
+    return dense_intermediate_size > 0 ? dense_intermediate_size : intermediate_size;
+  }
+  // Whether layer i (0-based) has routed experts: every moe_layer_interval-th layer.
+  bool is_moe_layer(int i) const {
+    return is_moe() && (i + 1) % (moe_layer_interval > 1 ? moe_layer_interval : 1) == 0;
+  }
+  // Parameters of one layer (attention and MLP; routed experts, router and shared expert for an
+  // MoE layer), and the part of them FP8 checkpoints keep in bf16 (router; attention where
+  // fp8_skips_attention).
+  double layer_params(bool moe) const;
+  double layer_unquantized_params(bool moe) const;
+  // Parameter count of the weights (embeddings and LM head included).
+  double num_params() const;
+  // The q/k/v/o projection weights of one layer (the generic formula, MLA included).
+  double attention_params_per_layer() const;
+  // The parameters FP8 checkpoints keep in bf16: embeddings, LM head and MoE routers (the usual
+  // recipes, e.g. llm-compressor's FP8-dynamic, quantize the linear layers of the blocks only),
+  // and the attention projections where the model file says fp8_skips_attention.
+  double unquantized_params() const;
+  // KV-cache bytes stored per token per layer on one GPU (both K and V), before TP split.
+  double kv_bytes_per_token_per_layer(double dtype_bytes) const;
+  // Why tensor parallelism `tp` cannot shard this model ("" when it can): every rank needs whole
+  // attention heads.
+  std::string tp_problem(int tp) const;
+  // Why `pp` pipeline stages cannot split this model ("" when they can): every stage needs a
+  // layer.
+  std::string pp_problem(int pp) const;
+};
+
+}  // namespace servesim

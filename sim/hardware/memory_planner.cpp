@@ -1,0 +1,80 @@
+#include "sim/hardware/memory_planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace servesim {
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// CUDA context, NCCL buffers, CUDA graphs and allocator slack not seen by vLLM's profiler
+// (vLLM reports ~0.5–1.5 GiB of non-torch memory on H100); midpoint.
+constexpr double kFixedOverheadBytes = 1.0 * kGiB;
+}  // namespace
+
+std::vector<int> pp_stage_layers(int layers, int pp) {
+  std::vector<int> out(static_cast<std::size_t>(std::max(pp, 1)), layers / std::max(pp, 1));
+  const int left = layers % std::max(pp, 1);
+  for (int i = 2; i < left + 2; ++i) ++out[out.size() - static_cast<std::size_t>(i)];
+  return out;
+}
+
+MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilization,
+                          std::int32_t block_size, std::int32_t max_num_batched_tokens,
+                          std::int32_t max_num_seqs) {
+  const ModelSpec& m = *replica.model;
+  const double tp = replica.tp;
+  const double gpu_bytes = replica.gpu->device_memory_bytes();
+  // One vocab × hidden table: the embedding, or the LM head. One stage holding both keeps a
+  // tied pair once; split over stages, the last holds its own copy (vLLM's ParallelLMHead).
+  const double table = static_cast<double>(m.vocab_size) * m.hidden_size;
+  const double tables = table * (m.tie_word_embeddings ? 1 : 2);
+  // FP8 checkpoints leave embeddings, LM head and routers in bf16 (as the cost models price them).
+  const double wb = replica.weight_bytes_per_param();
+  auto layer_bytes = [&m, wb](int i) {
+    const bool moe = m.is_moe_layer(i);
+    const double bf16 = wb < 2 ? m.layer_unquantized_params(moe) : 0.0;
+    return (m.layer_params(moe) - bf16) * wb + bf16 * 2;
+  };
+  const double act_dtype = 2.0;
+  const double tokens = max_num_batched_tokens;
+  // The widest MLP a token passes: a dense layer's, or top-k experts' (fused MoE keeps one
+  // intermediate row per routed expert).
+  const double widest = std::max<double>(
+      m.dense_mlp_width(), m.is_moe() ? static_cast<double>(m.intermediate_size) *
+                                            std::min(m.num_experts, m.experts_per_token)
+                                      : 0.0);
+  const double mlp_width = (m.gated_mlp ? 3.0 : 2.0) * widest / tp;
+  const double per_token = (mlp_width + 6.0 * m.hidden_size) * act_dtype;
+  // Full-vocabulary logits on a TP rank: vLLM gathers them to rank 0 (V0) or all-gathers them to
+  // every rank (V1), so the rank that bounds the cache holds them whole.
+  const double logits = static_cast<double>(max_num_seqs) * m.vocab_size * 4.0;
+  // KV heads are split across TP ranks, but never below one head per rank (replicated).
+  const double kv_per_layer_token =
+      m.kv_lora_rank > 0
+          ? m.kv_bytes_per_token_per_layer(replica.kv_dtype_bytes)
+          : 2.0 * std::ceil(m.num_kv_heads / tp) * m.head_dim * replica.kv_dtype_bytes;
+  const std::vector<int> stages = pp_stage_layers(m.num_layers, replica.pp);
+  MemoryPlan plan;
+  int first_layer = 0;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const bool first = s == 0;
+    const bool last = s + 1 == stages.size();
+    MemoryPlan p;
+    p.gpu_bytes = gpu_bytes;
+    p.stage = static_cast<int>(s);
+    const double stage_tables = first && last ? tables : (first || last ? table : 0.0);
+    double stage_bytes = stage_tables * 2;
+    for (int i = first_layer; i < first_layer + stages[s]; ++i) stage_bytes += layer_bytes(i);
+    first_layer += stages[s];
+    p.weight_bytes = stage_bytes / tp;
+    p.activation_bytes = tokens * per_token + (last ? logits : 0.0) + kFixedOverheadBytes;
+    p.block_bytes = stages[s] * kv_per_layer_token * block_size;
+    const double available =
+        gpu_memory_utilization * gpu_bytes - p.weight_bytes - p.activation_bytes;
+    p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
+    if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
+  }
+  return plan;
+}
+
+}  // namespace servesim

@@ -1,0 +1,86 @@
+// sweep CONFIG --vary KEY=VALUES… [--slo …] [--pick …] [--max-rate KEY] [--threads N[,N…]] …
+// Runs a grid of simulate runs in parallel (oneTBB; across machines under mpirun), picks the best
+// point that meets SLOs, or finds the highest arrival rate that does. See tools/README.md.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include "sim/config/input_error.hpp"
+#include "tools/common/tool_common.hpp"
+#include "tools/sweep/shards.hpp"
+#include "tools/sweep/study.hpp"
+
+int main(int argc, char** argv) {
+  using servesim::sweep::Shards;
+  std::unique_ptr<Shards> shards;
+  try {
+    shards = std::make_unique<Shards>(argc, argv);
+  } catch (const servesim::InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  CLI::App app{
+      "servesim: run a grid of simulations in parallel and pick the best point that meets SLOs "
+      "(see tools/README.md)"};
+  servesim::sweep::SweepOptions o;
+  app.add_option("config", o.config, "Run configuration (YAML), as simulate takes it")->required();
+  app.add_option("--set", o.sets, "Override a key for every point: key.path=value (repeatable)");
+  app.add_option("--vary", o.varies,
+                 "KEY=V1,V2,… | A..B:xF | A..B:+S | @FILE: a varied key (repeatable; the points "
+                 "are their product)");
+  app.add_flag("--zip", o.zip, "Pair the --vary lists element-wise instead of their product");
+  app.add_option("--seeds", o.seeds,
+                 "Run every point with N seeds (seed, seed+1, …) and report means and 95% CIs")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--seed", o.seed, "The first seed (default: the config's)")
+      ->check(servesim::whole_number_in(0, UINT64_MAX));
+  app.add_option("--threads", o.threads,
+                 "Threads (default: all cores); a list (1,2,4) runs the sweep once per count and "
+                 "reports the scaling")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--slo", o.slos,
+                 "METRIC=BOUND (upper), METRIC<=BOUND or METRIC>=BOUND; a list of bounds "
+                 "(tbt_p99_ms=25,50) picks once per bound (repeatable)");
+  app.add_option("--pick", o.pick,
+                 "max:NAME | min:NAME: the metric or varied key to optimise among the points "
+                 "that meet every --slo");
+  app.add_option("--throughput", o.throughput,
+                 "The metric the picks' and baselines' throughput fractions are taken of "
+                 "(default output_tok_s)");
+  app.add_option("--baseline", o.baselines,
+                 "KEY=VALUE[;KEY=VALUE…]: a static choice (a grid point) scored beside the pick "
+                 "(repeatable)");
+  app.add_option("--oracle", o.oracle,
+                 "KEY=VALUE: run the grid again with this override (e.g. another cost model) and "
+                 "score the picks on it (repeatable)");
+  app.add_option("--max-rate", o.max_rate,
+                 "KEY: per point, the highest value of this rate (workload.arrival.qps) that "
+                 "meets every --slo, by bisection");
+  app.add_option("--rate-tol", o.rate_tol,
+                 "Relative width at which the --max-rate bisection stops (default 0.01)")
+      ->check(servesim::number_in(1e-6, 1.0));
+  app.add_option("--out", o.out_dir, "Output folder (default out/<name>/sweep)")
+      ->check(servesim::nonblank("a folder"));
+  app.add_flag("--keep-runs", o.keep_runs,
+               "Write every run's simulate outputs under OUT/runs/ (off: only the summaries "
+               "are kept)");
+  bool no_plots = false;
+  app.add_flag("--no-plots", no_plots, "Make no plots (they need python3-matplotlib)");
+  app.add_flag("--quiet,-q", o.quiet, "Print nothing but errors");
+  const int code = servesim::tool_main(app, argc, argv, [&] {
+    o.plots = !no_plots;
+    if (shards->rank() != 0) o.quiet = true;
+    o.progress = !o.quiet && isatty(STDERR_FILENO);
+    try {
+      return servesim::sweep::run_sweep(o, *shards);
+    } catch (const servesim::InputError& e) {
+      // Every rank gets here together; one message, and MPI is finalised on the way out.
+      if (shards->rank() == 0) std::cerr << "error: " << e.what() << "\n";
+      return 1;
+    }
+  });
+  shards.reset();
+  return code;
+}
