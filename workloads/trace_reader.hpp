@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/engine/time.hpp"
-#include "workloads/csv_reader.hpp"
+#include "sim/util/csv_reader.hpp"
 
 namespace servesim {
 

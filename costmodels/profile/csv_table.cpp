@@ -2,69 +2,30 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/csv_reader.hpp"
 
 namespace servesim {
-namespace {
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', start);
-    out.push_back(
-        line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 CsvTable CsvTable::load(const std::string& path) {
-  std::ifstream in = open_input_file(path, "a readable CSV profile");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  return read(CsvReader(path, "a readable CSV profile"));
 }
 
 CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
+  return read(CsvReader::from_text(text, source));
+}
+
+CsvTable CsvTable::read(CsvReader csv) {
   CsvTable t;
-  t.source_ = source;
-  std::istringstream in(text);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (lineno == 1) {
-      t.header_ = split(line);
-      for (std::size_t i = 0; i < t.header_.size(); ++i) {
-        for (std::size_t j = 0; j < i; ++j) {
-          if (!t.header_[i].empty() && t.header_[i] == t.header_[j]) {
-            throw_input_error(
-                source, 1, 0,
-                "column '" + t.header_[i] + "' appears twice (expected each column once)");
-          }
-        }
-      }
-      continue;
-    }
-    if (line.empty()) continue;
-    std::vector<std::string> cells = split(line);
-    if (cells.size() != t.header_.size()) {
-      throw_input_error(source, lineno, 0,
-                        "row has " + std::to_string(cells.size()) + " cells (expected " +
-                            std::to_string(t.header_.size()) + " as in the header)");
-    }
-    t.cells_.push_back(std::move(cells));
-    t.lines_.push_back(lineno);
+  t.source_ = csv.path();
+  t.header_ = csv.header();
+  while (csv.next_row()) {
+    std::vector<std::string>& cells = t.cells_.emplace_back();
+    cells.reserve(csv.size());
+    for (std::size_t i = 0; i < csv.size(); ++i) cells.emplace_back(csv.field(i));
+    t.lines_.push_back(static_cast<int>(csv.line()));
   }
-  if (t.header_.empty()) throw_input_error(source, 1, 0, "empty file (expected a CSV header)");
   return t;
 }
 

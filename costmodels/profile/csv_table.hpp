@@ -4,11 +4,13 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/util/csv_reader.hpp"
+
 namespace servesim {
 
-// A small comma-separated table (no quoting, as Vidur writes it) read fully into memory.
-// Column lookups and numeric conversions throw InputError naming "file:line: …" so a bad
-// profile is found by its row, never silently skipped. Immutable after load.
+// A small comma-separated table read fully into memory, by CsvReader's rules. Column lookups and
+// numeric conversions throw InputError naming "file:line: …" so a bad profile is found by its
+// row, never silently skipped. Immutable after load.
 class CsvTable {
  public:
   static CsvTable load(const std::string& path);
@@ -30,6 +32,8 @@ class CsvTable {
   bool boolean(std::size_t row, std::size_t col) const;
 
  private:
+  static CsvTable read(CsvReader csv);
+
   std::string source_;
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> cells_;

@@ -97,7 +97,7 @@ TEST_CASE("a malformed profile row is an error naming its line", "[costmodels][p
   CHECK_THROWS_WITH(parse_vidur_mlp("num_tokens,num_tokens\n1,2\n", "d.csv"),
                     Catch::StartsWith("d.csv:1:") && Catch::Contains("appears twice"));
   CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header() + "1,2,3\n", "m.csv"),
-                    Catch::StartsWith("m.csv:2:") && Catch::Contains("3 cells"));
+                    Catch::StartsWith("m.csv:2:") && Catch::Contains("3 fields"));
   // A header without rows is an error, not an empty result the tools then index.
   CHECK_THROWS_WITH(parse_vidur_mlp(mlp_header(), "m.csv"),
                     Catch::StartsWith("m.csv:2: no profile rows"));

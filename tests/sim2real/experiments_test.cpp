@@ -7,18 +7,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/util/csv_reader.hpp"
 #include "tests/sim2real/shared_data.hpp"
 #include "tools/sim2real/score.hpp"
 
 using namespace servesim::sim2real;
 
 using servesim::test::experiments_csv;
-
-TEST_CASE("a CSV record splits on commas outside quotes and undoubles quotes",
-          "[sim2real][experiments]") {
-  CHECK(split_csv_record("a,\"b, c\",,\"say \"\"hi\"\"\"") ==
-        std::vector<std::string>{"a", "b, c", "", "say \"hi\""});
-}
 
 TEST_CASE("experiments.csv reads into 21 runs whose traces resolve against its folder",
           "[sim2real][experiments][data]") {
@@ -92,15 +87,16 @@ std::string with_cell(const std::string& csv, const std::string& id, const std::
   std::ifstream in(csv);
   std::string header_line;
   std::getline(in, header_line);
-  const auto header = split_csv_record(header_line);
+  servesim::CsvReader csv_in(csv);
+  const auto header = csv_in.header();
   const auto col =
       static_cast<std::size_t>(std::find(header.begin(), header.end(), column) - header.begin());
   REQUIRE(col < header.size());
   std::stringstream out;
   out << header_line << "\n";
-  std::string line;
-  while (std::getline(in, line)) {
-    auto fields = split_csv_record(line);
+  while (csv_in.next_row()) {
+    std::vector<std::string> fields(csv_in.size());
+    for (std::size_t i = 0; i < fields.size(); ++i) fields[i] = csv_in.field(i);
     if (fields.size() == header.size() && fields[0] == id) fields[col] = value;
     for (std::size_t i = 0; i < fields.size(); ++i) {
       std::string f = fields[i];

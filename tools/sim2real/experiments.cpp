@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/input_error.hpp"
-#include "workloads/csv_reader.hpp"
+#include "sim/util/csv_reader.hpp"
 
 namespace servesim::sim2real {
 namespace {
@@ -73,30 +73,6 @@ struct Row {
   }
 };
 
-// Reads CSV records, joining physical lines inside quoted fields.
-bool next_record(std::istream& in, const std::string& path, std::string& record, int& line) {
-  record.clear();
-  std::string part;
-  bool open = false;
-  while (read_csv_line(in, part, path, line + 1)) {
-    ++line;
-    if (record.size() + part.size() > kMaxCsvLineBytes) {
-      throw_input_error(path, line, 0,
-                        fmt::format("a quoted record longer than {} bytes (expected a closing "
-                                    "'\"')",
-                                    kMaxCsvLineBytes));
-    }
-    if (!part.empty() && part.back() == '\r') part.pop_back();
-    if (!record.empty()) record += '\n';
-    record += part;
-    for (char c : part) {
-      if (c == '"') open = !open;
-    }
-    if (!open) return true;
-  }
-  return !record.empty();
-}
-
 }  // namespace
 
 const std::vector<std::string>& metric_names() {
@@ -117,49 +93,16 @@ void set_metric(Metrics& m, std::size_t index, double value) {
   *fields[index] = value;
 }
 
-std::vector<std::string> split_csv_record(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
 std::vector<Experiment> read_experiments(const std::string& path) {
-  std::ifstream in = open_input_file(path, "experiments.csv");
+  CsvReader csv(path, "experiments.csv");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  std::string record;
-  int line = 0;
-  if (!next_record(in, path, record, line))
-    throw_input_error(path, 1, 0, "empty file (expected a header line of column names)");
-  const std::vector<std::string> header = split_csv_record(record);
+  const std::vector<std::string>& header = csv.header();
+  std::vector<std::string> fields;
   std::vector<Experiment> out;
-  while (true) {
-    const int first_line = line + 1;
-    if (!next_record(in, path, record, line)) break;
-    if (record.empty()) continue;
-    const std::vector<std::string> fields = split_csv_record(record);
-    if (fields.size() != header.size()) {
-      throw InputError(fmt::format("{}:{}: {} fields (expected {}, as the header)", path,
-                                   first_line, fields.size(), header.size()));
-    }
+  while (csv.next_row()) {
+    fields.assign(csv.size(), std::string());
+    for (std::size_t i = 0; i < csv.size(); ++i) fields[i] = csv.field(i);
+    const int first_line = static_cast<int>(csv.line());
     const Row row{path, first_line, header, fields};
     Experiment e;
     e.line = first_line;
@@ -234,20 +177,14 @@ std::vector<Experiment> read_experiments(const std::string& path) {
 }
 
 std::vector<TraceRequest> read_trace(const std::string& path) {
-  std::ifstream in = open_input_file(path, "a measured trace CSV");
-  std::string record;
-  int line = 0;
-  if (!next_record(in, path, record, line))
-    throw_input_error(path, 1, 0, "empty file (expected a header line of column names)");
-  const std::vector<std::string> header = split_csv_record(record);
+  CsvReader csv(path, "a measured trace CSV");
+  const std::vector<std::string>& header = csv.header();
+  std::vector<std::string> fields;
   std::vector<TraceRequest> out;
-  while (next_record(in, path, record, line)) {
-    if (record.empty()) continue;
-    const std::vector<std::string> fields = split_csv_record(record);
-    if (fields.size() != header.size()) {
-      throw InputError(
-          fmt::format("{}:{}: {} fields (expected {})", path, line, fields.size(), header.size()));
-    }
+  while (csv.next_row()) {
+    fields.assign(csv.size(), std::string());
+    for (std::size_t i = 0; i < csv.size(); ++i) fields[i] = csv.field(i);
+    const int line = static_cast<int>(csv.line());
     const Row row{path, line, header, fields};
     TraceRequest r;
     r.arrival_s = row.required("arrival_time_s");

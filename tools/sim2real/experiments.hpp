@@ -83,8 +83,4 @@ struct TraceRequest {
 // Reads a measured trace in row order (row i is simulated request i).
 std::vector<TraceRequest> read_trace(const std::string& path);
 
-// Splits one CSV record (RFC 4180: quoted fields, doubled quotes). `line` may span several
-// physical lines when a quoted field holds a newline; the reader joins them before calling.
-std::vector<std::string> split_csv_record(const std::string& line);
-
 }  // namespace servesim::sim2real
