@@ -14,7 +14,7 @@
 
 namespace servesim {
 
-// The parameter-only step-time predictor of PHYSICS.md: GPU datasheet + model config +
+// The parameter-only step-time predictor of costmodels/README.md: GPU datasheet + model config +
 // per-SKU constants (the hardware file's `analytical:`/`host:` sections) in, step time out.
 //   t_step = layers · (GEMMs + light kernels + all-reduces + attention)
 //            + (PP − 1) stage-to-stage activation transfers
@@ -22,8 +22,8 @@ namespace servesim {
 // With PP > 1 a step is one batch's full pass through the pipeline, stage after stage: per-token
 // latency is right, but a real engine keeps up to PP batches in flight (one per stage), which
 // this engine does not model, so PP throughput near saturation is under-estimated (up to PP×).
-// (PHYSICS §1 writes layers/PP: that is the steady-state throughput of a full pipeline, and
-// priced as the step time it would make every token PP× too fast.)
+// (Layers/PP per step is the steady-state throughput of a full pipeline; priced as the step
+// time it would make every token PP× too fast.)
 // CUDA graphs (ReplicaSpec::step_launch: decode-only steps, and in piecewise mode mixed steps
 // too, up to cuda_graph_max_tokens) give smaller launch floors and the graph host floor; attention
 // keeps its eager launch floor outside a full graph.
@@ -56,7 +56,7 @@ class AnalyticalCostModel final : public CostModel {
   StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
   // The engine profile's request_overhead_ns (0 without one).
   SimTime request_overhead_ns() const override;
-  // The cap sets f_clk (PHYSICS §6's placeholder law until the power model).
+  // The cap sets f_clk: by the hardware file's power model, else by the placeholder law.
   bool prices_power_cap() const override { return true; }
   double idle_power_w(const ReplicaSpec& replica) const override;
 

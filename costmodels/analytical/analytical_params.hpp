@@ -27,7 +27,7 @@ enum class LightKernel : std::size_t {
 inline constexpr std::size_t kNumLightKernels = static_cast<std::size_t>(LightKernel::kCount);
 std::string_view light_kernel_name(LightKernel k);
 
-// How cuBLAS launches GEMMs on a GPU (PHYSICS §2a): a plain grid of tiles over all SMs
+// How cuBLAS launches GEMMs on a GPU: a plain grid of tiles over all SMs
 // (Ampere, Ada, sm120), a persistent grid capped at the SM count, or a persistent grid of
 // GPC-local thread-block clusters (Hopper).
 enum class LaunchModel { kGrid, kPersistent, kCluster };
@@ -116,7 +116,7 @@ struct AnalyticalParams {
     return 4 + (sampling_top_p ? sampler_random_bytes + sampler_top_p_bytes : 0) +
            (sampling_penalties ? sampler_penalty_bytes : 0);
   }
-  // Host (PHYSICS §1): S(N) = floor + slope·(N−1)
+  // Host: S(N) = floor + slope·(N−1)
   double host_eager_floor_ns = 2'000'000;
   double host_graph_floor_ns = 500'000;
   double host_slope_ns = 0;

@@ -28,7 +28,8 @@ struct FitReport {
   void merge(const FitReport& later);
 };
 
-// Fits the home-profile constants on Vidur mlp.csv rows (PHYSICS §8: only on the home GPU):
+// Fits the home-profile constants on Vidur mlp.csv rows (only on the home GPU, so that every
+// other GPU tests the declared transfer rules; costmodels/README.md):
 //   light kernels (embedding, norm, RoPE, activation, add): floor + bytes/(fraction·BW) by
 //     relative-error least squares (Eigen);
 //   GEMM: one per-SKU efficiency (tc_util·η_duty·f_clk) and a launch floor, by minimising the

@@ -20,7 +20,7 @@ struct GemmLaunch {
   double eta_wave = 1;  // useful MACs / MACs the occupied SM-time could do
 };
 
-// Wave efficiency of one tile choice (PHYSICS §2a), padding included:
+// Wave efficiency of one tile choice, padding included:
 //   grid:       slots = SMs·ctas_per_sm, waves = ⌈tiles/slots⌉, η = MN / (waves·slots·tm·tn)
 //   persistent: launched = min(tiles, SMs)
 //   cluster:    launched = min(tiles, Σ_GPC ⌊SM_gpc / c⌋ · c), η = MN /
@@ -79,8 +79,9 @@ double candidate_ns(const GemmShape& g, const GemmCandidate& c, double flops_per
 double gemm_ns(const GemmShape& g, double weight_bytes, double flops_per_ns, double f_clk,
                const GpuSpec& gpu, const AnalyticalParams& p, const AnalyticalTerms& terms,
                double launch_scale);
-// The GEMM under a board cap (under_cap, PHYSICS §6): its tensor activity from its own FLOPs and
-// time, its DRAM activity from its operand and output bytes; priced at f_clk · f(cap) / f(TDP).
+// The GEMM under a board cap (under_cap; costmodels/README.md, "costmodel power"): its tensor
+// activity from its own FLOPs and time, its DRAM activity from its operand and output bytes; priced
+// at f_clk · f(cap) / f(TDP).
 KernelClock gemm_under_cap(const GemmShape& g, double weight_bytes, double flops_per_ns,
                            double f_clk, const PowerModel& pm, double cap_w, const GpuSpec& gpu,
                            const AnalyticalParams& p, const AnalyticalTerms& terms,

@@ -47,7 +47,7 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
   bf16_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;  // attention, unquantized LM head and router
   bw_ = gpu_->memory_bw_gb_per_s;
   light_memory_ = light_memory(*gpu_, params_);
-  // PHYSICS §6: with the hardware file's power model, under a cap below the TDP every GEMM and
+  // With the hardware file's power model, under a cap below the TDP every GEMM and
   // attention kernel is priced at the ratio of the clock its own activity settles at under the
   // cap to its clock at the TDP. Without one, every kernel runs at the file's clock fraction,
   // pulled down under a lower cap as P ∝ f³ (the placeholder law).
@@ -194,7 +194,7 @@ LightWork LayerPricer::embedding_work(double tokens) const {
 
 LightWork LayerPricer::kv_write_work(double tokens) const {
   // kv_width counts K and V (or the MLA latent); the kernel reads them and writes the cache. Its
-  // constants are an ncu measurement of the whole kernel (seed E1.1c): no L2 reuse on top.
+  // constants are an ncu measurement of the whole kernel on the A100: no L2 reuse on top.
   return {2 * tokens * shapes_.kv_width * kv_bytes_, tokens, shapes_.kv_width};
 }
 LightWork LayerPricer::rope_work(double tokens) const {

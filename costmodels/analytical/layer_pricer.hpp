@@ -39,7 +39,7 @@ struct LightMemory {
 };
 LightMemory light_memory(const GpuSpec& gpu, const AnalyticalParams& p);
 
-// One light kernel on the memory `m` (PHYSICS §4, §9). At few tokens it is latency-bound: the
+// One light kernel on the memory `m`. At few tokens it is latency-bound: the
 // launch floor plus, for a per-token kernel, the serial walk of one row,
 //   t_lat = floor + row_elem_ns · row_elems · ⌈rows / (row_slots)⌉  (row_slots = SMs · CTAs/SM),
 // at many it streams at bw_fraction of the bandwidth,
@@ -54,8 +54,8 @@ double light_kernel_ns(const AnalyticalParams::Light& l, const LightWork& w, con
 // Token rows resident at once: SMs · row_ctas_per_sm.
 double row_slots(const GpuSpec& gpu, const AnalyticalParams& p);
 
-// Prices the pieces of one replica's engine step with the analytical model (PHYSICS.md): the
-// per-layer token-dependent work (projection GEMMs, light kernels, TP all-reduces), attention,
+// Prices the pieces of one replica's engine step with the analytical model (costmodels/README.md):
+// the per-layer token-dependent work (projection GEMMs, light kernels, TP all-reduces), attention,
 // the step's edges (embedding, final norm, LM head, sampling) and the host floor. Holds copies
 // of everything it needs except the GPU and model specs, which must outlive it. Immutable;
 // thread-safe.

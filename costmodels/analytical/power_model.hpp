@@ -9,7 +9,7 @@
 namespace servesim {
 
 // Board power of one GPU as a function of its SM clock and of what the running kernel does
-// (PHYSICS §6), from the `power:` section of its hardware file:
+// (costmodels/README.md, "costmodel power"), from the `power:` section of its hardware file:
 //
 //   P(f) = idle_w + (f/f_max) · v(f)² · (clock_w + u · tensor_w + m · onchip_w) + m · memory_w
 //   v(f) = max(v_min, f/f_max)            (V_max at f_max, falling with f, floored at v_min)
@@ -90,7 +90,7 @@ KernelClock settle_clock(const PowerModel& pm, const GpuSpec& gpu, double cap_w,
   return k;
 }
 
-// A kernel under a board cap (PHYSICS §6): its clock, power and activities settle at `cap_w` as
+// A kernel under a board cap: its clock, power and activities settle at `cap_w` as
 // settle_clock; its time is time_ns(f_clk · f(cap) / f(TDP)). The efficiency constants are
 // fitted (or carried) at the default cap, whatever clock the GPU ran there, so a cap moves a
 // price by the ratio of the kernel's own clocks and the default cap leaves it as it was.

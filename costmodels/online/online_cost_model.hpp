@@ -8,14 +8,14 @@
 
 namespace servesim {
 
-// The seed's E1.19 online learner: another cost model whose step time and per-request overhead
+// An online learner: another cost model whose step time and per-request overhead
 // are learned from measured request latencies as a run goes. What a step learns is either
 // - a scale (`Learn::kScale`, the default): every step costs the base's price × a learned factor,
 //   moved by each finished request's ITL ratio, factor ×= 1 + alpha · (measured / simulated − 1);
 //   it stops at [kMinScale, kMaxScale]: a price off by more than 2× is a wrong model, not a
 //   miscalibrated one (and in an overloaded replay, where queueing feeds the ITL back, an unbounded
 //   scale runs away); or
-// - a floor (`Learn::kFloor`, the seed's): every step costs the base's price plus a learned
+// - a floor (`Learn::kFloor`): every step costs the base's price plus a learned
 //   offset on the host component, offset += alpha · (measured ITL − simulated ITL); a decode step
 //   carries the floor once, so an ITL residual is a floor residual. The offset stops at minus the
 //   base's least host time of a step (the total never below 1 ns).

@@ -16,7 +16,6 @@ target_sources(servesim_costmodels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/rf_cost_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rf_profile_set.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rf_tables.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/rf_transfer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spec_scaler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/step_function.cpp
 )

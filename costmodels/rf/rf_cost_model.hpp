@@ -17,8 +17,8 @@ namespace servesim {
 // profiled layer (Vidur's mlp.csv; feature num_tokens, one forest per TP degree) trained on the
 // home GPU's profile, tabulated so a step is a lookup.
 //   kind: rf         the home forests as they are, on whatever GPU the replica has (on another
-//                    GPU this is "RF verbatim", the seed's RF_noscale).
-//   kind: rf_scaled  the home forests moved to the replica's GPU by SpecScaler (the seed's
+//                    GPU this is "RF verbatim").
+//   kind: rf_scaled  the home forests moved to the replica's GPU by SpecScaler (the
 //                    spec-scaled RF; `scale: roofline` by default, `analytical` for the hybrid).
 // One step:
 //   t = layers · (Σ profiled layer ops except emb + 2 all-reduces + attention + KV write)

@@ -10,8 +10,9 @@
 
 namespace servesim {
 
-// Moves an op time measured on a home GPU to a target GPU — the seed's "spec-scaled RF", the
-// most charitable thing an RF can do off its profile (E2.1). Per op and token count:
+// Moves an op time measured on a home GPU to a target GPU — the "spec-scaled RF", the most
+// charitable thing an RF can do off its profile (`costmodel transfer` scores it). Per op and token
+// count:
 //   roofline:   ratio = R_target / R_home, R = max(FLOPs / peak, bytes / bandwidth) from the
 //               datasheets (BF16 dense peak, HBM bandwidth). Branch-aware: a cell compute-bound on
 //               both GPUs gets the compute ratio peak_home/peak_target, a memory-bound one the

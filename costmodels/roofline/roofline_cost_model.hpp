@@ -11,7 +11,7 @@ namespace servesim {
 // max(FLOPs / datasheet peak, bytes / datasheet bandwidth) at 100% efficiency; TP all-reduces
 // cost 2(p−1)/p · bytes / link bandwidth; a constant host floor is added per step. Light
 // kernels (norms, activation, RoPE) are ignored. It is the lower bound the analytical model
-// improves on (PHYSICS §0). Config keys: host_floor_ns (default 0, ≥ 0),
+// improves on. Config keys: host_floor_ns (default 0, ≥ 0),
 // collectives (default true). Immutable; thread-safe.
 class RooflineCostModel final : public CostModel {
  public:

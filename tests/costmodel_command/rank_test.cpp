@@ -1,6 +1,6 @@
 // `costmodel rank` end to end: the tie rule applied to the analytical model's own predictions, and
 // the ranking scored against measured MLP-block times (Vidur's A100/H100 profiles, our H200
-// table) — the seed's E2.6, whose 92.3% tie-aware accuracy is the bar.
+// table), against a 92.3% tie-aware accuracy bar.
 #include "tools/costmodel/rank.hpp"
 
 #include <cmath>
@@ -111,7 +111,7 @@ TEST_CASE(
   CHECK(wrong == all["wrong"].get<int>());
   CHECK(ties == all["ties"].get<int>());
   CHECK(static_cast<int>(s["wrong_calls"].size()) == wrong);
-  // The H100-vs-H200 call — the seed's 53.8% — is the hard one; it is right on at least 90%.
+  // The H100-vs-H200 call is the hard one; it is right on at least 90%.
   for (const auto& p : s["pairs"]) {
     if (p["gpus"][0] == "h100-sxm" && p["gpus"][1] == "h200") {
       CHECK(p["tie_aware_accuracy"].get<double>() >= 0.90);

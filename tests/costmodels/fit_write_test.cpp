@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include "costmodels/analytical/calibration.hpp"
-#include "costmodels/analytical/costmodel_commands.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "tests/costmodels/rf/rf_test_support.hpp"
 #include "tests/costmodels/test_specs.hpp"
@@ -65,26 +64,6 @@ TEST_CASE("fit --write to a new file starts from the GPU's own hardware file",
   CHECK_THAT(text, Catch::Contains("host: {eager_floor_ns: 5}"));
   CHECK_THAT(text, Catch::Contains("    gemm: {efficiency: 0.7, rows: 9}"));
   CHECK_THAT(text, !Catch::Contains("efficiency: 0.2"));
-}
-
-TEST_CASE("costmodel fit --write to a new file on the A100 profile reproduces the shipped file",
-          "[costmodels][fit][data]") {
-  const std::string profiles = testing::shared_compute_dir() + "/a100";
-  if (!std::filesystem::exists(profiles)) {
-    WARN("skipped: " << profiles << " is absent (needs ../shared/data)");
-    return;
-  }
-  // The new file starts as the hardware file's own text (comments and layout too), so the fit
-  // that produced the shipped constants writes it byte for byte.
-  const testing::TempDir dir;
-  CostmodelArgs a;
-  a.profiles = profiles;
-  a.gpu = "a100-80gb";
-  a.write_file = (dir.path() / "mine.yaml").string();
-  (void)run_fit(a);
-  Catalog catalog(Catalog::default_dirs());
-  const std::string shipped = catalog.gpu("a100-80gb", ConfigNode::flag("test")).file.file();
-  CHECK(read_file(a.write_file) == read_file(shipped));
 }
 
 TEST_CASE("costmodel network scores every node type and accepts the compute folder beside it",

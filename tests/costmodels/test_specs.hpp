@@ -1,5 +1,9 @@
 #pragma once
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "sim/config/config_node.hpp"
 #include "sim/hardware/gpu_spec.hpp"
 #include "sim/hardware/replica_spec.hpp"
@@ -93,6 +97,26 @@ inline ReplicaSpec replica_of(const GpuSpec& g, const ModelSpec& m, int tp = 1) 
   r.model = &m;
   r.tp = tp;
   return r;
+}
+
+// The A100-40GB's hardware file without its `power:` section, written to a temporary folder:
+// every catalog GPU has one, so a GPU without is made here. Returns the file's path.
+inline std::string a100_without_power() {
+  std::ifstream in(std::string(SERVESIM_SOURCE_DIR) + "/configs/hardware/a100-40gb.yaml");
+  std::string text;
+  bool skipping = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("power:", 0) == 0)
+      skipping = true;
+    else if (skipping && !line.empty() && line[0] != ' ')
+      skipping = false;
+    if (!skipping) text += line + "\n";
+  }
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "servesim_power_test";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path path = dir / "a100-40gb-no-power.yaml";
+  std::ofstream(path) << text;
+  return path.string();
 }
 
 }  // namespace servesim::testing

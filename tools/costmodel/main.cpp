@@ -16,13 +16,13 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "costmodels/analytical/costmodel_commands.hpp"
 #include "costmodels/rf/rf_cache.hpp"
-#include "costmodels/rf/rf_transfer.hpp"
 #include "sim/config/input_error.hpp"
 #include "tools/common/plot_runner.hpp"
 #include "tools/common/tool_common.hpp"
+#include "tools/costmodel/costmodel_args.hpp"
 #include "tools/costmodel/rank.hpp"
+#include "tools/costmodel/transfer_study.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"servesim cost-model tools: accuracy against Vidur profiles, ablation, fitting"};

@@ -35,8 +35,8 @@ struct CostmodelArgs {
   int pp = 1;
   std::string topology;    // predict: "" = the GPU's default
   double power_cap_w = 0;  // predict: 0 = the GPU's TDP
-  // power: board caps (W) and GEMM token counts M of a K × N projection GEMM (the seed's qkv:
-  // K 4096, N 6144)
+  // power: board caps (W) and GEMM token counts M of a K × N projection GEMM (default: Llama-2-7B's
+  // fused q/k/v, K 4096, N 6144)
   std::vector<double> caps;
   std::vector<int> token_counts;
   int gemm_k = 4096;
@@ -51,7 +51,8 @@ struct CostmodelArgs {
   ClusterSpec cluster;
 };
 
-// Each returns the text to print; bad input throws InputError. Library code: no printing.
+// The subcommands' backends, one file each in tools/costmodel/. Each returns the text to print;
+// bad input throws InputError; none prints.
 std::string run_validate(const CostmodelArgs& args);
 std::string run_ablate(const CostmodelArgs& args);
 std::string run_fit(const CostmodelArgs& args);
@@ -64,13 +65,14 @@ std::string run_network(const CostmodelArgs& args);
 // A KV copy between two GPUs as disaggregated serving prices it, against send_recv.csv.
 std::string run_kv_transfer(const CostmodelArgs& args);
 std::string run_predict(const CostmodelArgs& args);
-// The power model on one GEMM shape (PHYSICS §6): clock, board power and TFLOP/s per (cap, M),
-// the penalty of the lowest cap against the highest and the cap → clock slope per M.
+// The power model on one GEMM shape (costmodels/README.md, "costmodel power"): clock, board power
+// and TFLOP/s per (cap, M), the penalty of the lowest cap against the highest and the cap → clock
+// slope per M.
 std::string run_power(const CostmodelArgs& args);
-// Power-aware placement (the seed's E2.8): each mix's prefill chunks placed on one GPU per cap,
-// priced as engine steps of the cost model: `aware` places by the capped prices, `blind` by each
-// GPU's uncapped (TDP) price, `oracle` enumerates every placement; all judged by the makespan
-// under the capped prices.
+// Power-aware placement (costmodels/README.md, "costmodel place"): each mix's prefill chunks placed
+// on one GPU per cap, priced as engine steps of the cost model: `aware` places by the capped
+// prices, `blind` by each GPU's uncapped (TDP) price, `oracle` enumerates every placement; all
+// judged by the makespan under the capped prices.
 std::string run_place(const CostmodelArgs& args);
 
 }  // namespace servesim

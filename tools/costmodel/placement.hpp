@@ -7,8 +7,8 @@
 namespace servesim {
 
 // Placing independent pieces of work (prefill chunks, requests) on GPUs that each run theirs one
-// after another, to finish all of them soonest (the makespan): the problem of the seed's E2.8
-// (PHYSICS §6). `price[j][g]` is the time of piece j on GPU g (ns).
+// after another, to finish all of them soonest (the makespan): the problem of `costmodel
+// place` (costmodels/README.md). `price[j][g]` is the time of piece j on GPU g (ns).
 using PriceTable = std::vector<std::vector<double>>;
 
 struct Placement {

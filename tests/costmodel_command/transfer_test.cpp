@@ -1,11 +1,10 @@
-#include "costmodels/rf/rf_transfer.hpp"
-
 #include <filesystem>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "rf_test_support.hpp"
+#include "tests/costmodels/rf/rf_test_support.hpp"
+#include "tools/costmodel/transfer_study.hpp"
 
 using namespace servesim;
 

@@ -25,9 +25,10 @@ struct RfTransferArgs {
   std::function<void(const std::string&)> on_forests;
 };
 
-// The seed's E2.1 cross-GPU 2×2 on Vidur's mlp.csv: the home forests scored on the home profile
-// and on the target's, verbatim and spec-scaled, beside the analytical model. Ground truth is the
-// median time of each op of a row; the MLP block is the sum of the row's ops (as in `costmodel
+// The cross-GPU 2×2 on Vidur's mlp.csv: the home forests scored on the home profile and on the
+// target's, verbatim and spec-scaled, beside the analytical model (whether a forest trained on
+// one GPU's profile prices another GPU as well as the datasheet-driven model does). Ground truth is
+// the median time of each op of a row; the MLP block is the sum of the row's ops (as in `costmodel
 // validate`); decode = rows with ≤ 128 tokens. No target row is used for training.
 struct TransferResult {
   std::string home_gpu;
@@ -40,7 +41,7 @@ struct TransferResult {
   ErrorStats home_rf_cv_block, home_rf_cv_decode, home_rf_cv_prefill;  // k-fold held out
   ProfileValidation::Slice home_analytical;
   ProfileValidation::Slice rf_verbatim;
-  ProfileValidation::Slice rf_scaled;             // datasheet-roofline ratio (the seed's)
+  ProfileValidation::Slice rf_scaled;             // datasheet-roofline ratio
   ProfileValidation::Slice rf_scaled_analytical;  // analytical-model ratio (hybrid)
   ProfileValidation::Slice analytical;
   double rf_train_seconds = 0;  // wall time of loading or training every forest table
@@ -50,9 +51,11 @@ struct TransferResult {
 };
 
 TransferResult compute_transfer(const RfTransferArgs& args);
-// Text or JSON (args.json) reports; bad input throws InputError. Library code: no printing.
+// Text or JSON (args.json) reports (tools/costmodel/transfer.cpp, ledger.cpp); bad input throws
+// InputError; none prints.
 std::string run_transfer(const RfTransferArgs& args);
-// The seed's E2.5 cost/coverage ledger: cold (uncached) RF training is timed.
+// The cost/coverage ledger (profiling rows, calibration time, GPUs covered and MAPE per
+// method): cold (uncached) RF training is timed.
 std::string run_ledger(const RfTransferArgs& args);
 
 }  // namespace servesim

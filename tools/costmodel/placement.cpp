@@ -1,4 +1,4 @@
-#include "costmodels/analytical/placement.hpp"
+#include "tools/costmodel/placement.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Placement of independent pieces on GPUs that run theirs in turn
-// (costmodels/analytical/placement.hpp).
-#include "costmodels/analytical/placement.hpp"
+// (tools/costmodel/placement.hpp).
+#include "tools/costmodel/placement.hpp"
 
 #include <catch2/catch.hpp>
 
