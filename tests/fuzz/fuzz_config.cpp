@@ -10,7 +10,9 @@
 #include "sim/config/config_node.hpp"
 #include "sim/config/run_config.hpp"
 #include "tests/fuzz/fuzz_contract.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_builder.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 
 namespace {
 

@@ -3,11 +3,12 @@
 #include "sim/config/run_config.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "sim/hardware/memory_planner.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 
 using namespace servesim;
 
-// build_run is the tools' shared run builder (tools/common/tool_common); it is tested here because
+// build_run is the tools' shared run builder (tools/common/run_builder); it is tested here because
 // this test binary links it.
 TEST_CASE("build_run reserves activations for the token budget the scheduler really uses",
           "[tools][memory]") {

@@ -9,7 +9,8 @@
 #include "sim/engine/engine.hpp"
 #include "sim/output/metrics.hpp"
 #include "sim/output/steady_state_window.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 
 using namespace servesim;
 using namespace servesim::sim2real;

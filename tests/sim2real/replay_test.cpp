@@ -15,7 +15,8 @@
 #include "sim/engine/engine.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "tests/sim2real/shared_data.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 #include "tools/sim2real/fit.hpp"
 #include "tools/sim2real/report.hpp"
 
@@ -300,7 +301,7 @@ TEST_CASE(
   REQUIRE(peeking.online);
   CHECK(peeking.online->observations == 7200);
   CHECK(peeking.online->static_score.overall == Approx(f.static_score.overall));
-  // The seed's floor learner: the shipped floor is near right too.
+  // The floor learner: the shipped floor is near right too.
   o.online = "frozen";
   o.online_learn = "floor";
   const RunResult floor = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
@@ -439,7 +440,7 @@ TEST_CASE("each run replays with the engine profile that claims its image", "[si
   CHECK(engine_for(e, forced) == "vllm-v1");
 }
 
-TEST_CASE("the held-out traced runs stay within the issue's targets (regression guard)",
+TEST_CASE("the held-out traced runs stay within their error targets (regression guard)",
           "[sim2real][replay][data]") {
   const auto shared = shared_runs();
   if (!shared) return;

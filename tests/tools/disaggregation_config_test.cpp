@@ -6,7 +6,8 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/config/run_config.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 
 namespace servesim {
 namespace {

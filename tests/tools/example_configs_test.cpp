@@ -1,5 +1,5 @@
 // Every example config in configs/ must have its own CTest (tests/tools/CMakeLists.txt lists them
-// by hand because STYLE.md forbids file(GLOB)); this test fails when one is missing from the list.
+// by hand: the CMake rules forbid file(GLOB)); this test fails when one is missing from the list.
 #include <algorithm>
 #include <filesystem>
 #include <set>

@@ -1,4 +1,4 @@
-// The defects of the fuzzing audit (issue 23), each as `simulate` meets it: bad input exits 1 with
+// What fuzzing the parsers found, each as `simulate` meets it: bad input exits 1 with
 // file:line (or the --set flag) and what was expected; never exit 3, a crash or a hang.
 #include <filesystem>
 #include <fstream>
@@ -46,8 +46,7 @@ std::string azure(const fs::path& file) {
 
 }  // namespace
 
-TEST_CASE("defect 1: an Azure timestamp outside int64 nanoseconds is an error at its line",
-          "[hardening]") {
+TEST_CASE("an Azure timestamp outside int64 nanoseconds is an error at its line", "[hardening]") {
   const auto late = write_file("year9999", "t.csv",
                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                "2023-11-16 18:15:46.6805900,10,5\n9999-01-01 00:00:00,10,5\n");
@@ -69,7 +68,7 @@ TEST_CASE("defect 1: an Azure timestamp outside int64 nanoseconds is an error at
                              "(the simulated-time horizon) after the first row's"));
 }
 
-TEST_CASE("defect 2: staged gap_s and duration_s past the time horizon are errors at the key",
+TEST_CASE("staged gap_s and duration_s past the time horizon are errors at the key",
           "[hardening]") {
   CHECK_THAT(rejected("gap", {"workload.arrival={kind: stages, gap_s: 1e30, stages: [{rate: 1, "
                               "duration_s: 2}, {rate: 1, duration_s: 2}]}"}),
@@ -85,8 +84,7 @@ TEST_CASE("defect 2: staged gap_s and duration_s past the time horizon are error
                              "simulated-time horizon (1e+09 s)"));
 }
 
-TEST_CASE("defect 3: a map key that is a list or a map is an error at its line and column",
-          "[hardening]") {
+TEST_CASE("a map key that is a list or a map is an error at its line and column", "[hardening]") {
   const auto list_key = write_file("list_key", "c.yaml", "name: x\n[a, b]: 1\n");
   auto r = simulate_in("list_key", {list_key.string()}).result;
   CHECK(r.exit_code == 1);
@@ -106,7 +104,7 @@ TEST_CASE("defect 3: a map key that is a list or a map is an error at its line a
       Catch::Contains("--set scheduler={? [a]: 1}") && Catch::Contains("a key that is a list"));
 }
 
-TEST_CASE("defect 4: --set through a value, or onto a config that is a value, is an input error",
+TEST_CASE("a --set through a value, or onto a config that is a value, is an input error",
           "[hardening]") {
   CHECK_THAT(rejected("set_scalar", {"replicas.0=yes", "replicas.0.tp=1"}),
              Catch::Contains("--set replicas.0.tp=1: '0' is a value, not a section"));
@@ -116,8 +114,7 @@ TEST_CASE("defect 4: --set through a value, or onto a config that is a value, is
   CHECK_THAT(r.output, Catch::Contains("--set seed=1: the config is '5', not a map of sections"));
 }
 
-TEST_CASE("defect 5: a symlink loop or a path too long is an input error naming the path",
-          "[hardening]") {
+TEST_CASE("a symlink loop or a path too long is an input error naming the path", "[hardening]") {
   const auto dir = fresh_dir("hardening_symlinks");
   fs::create_symlink(dir / "b.yaml", dir / "a.yaml");
   fs::create_symlink(dir / "a.yaml", dir / "b.yaml");
@@ -137,8 +134,7 @@ TEST_CASE("defect 5: a symlink loop or a path too long is an input error naming 
   CHECK_THAT(env.output, Catch::Contains("SERVESIM_CATALOG"));
 }
 
-TEST_CASE("defect 6: a staged stage of 10^12 requests costs only the requests drawn",
-          "[hardening]") {
+TEST_CASE("a staged stage of 10^12 requests costs only the requests drawn", "[hardening]") {
   const auto run = simulate_in("huge_stage", {kConfig, "--set",
                                               "workload.arrival={kind: stages, stages: [{rate: "
                                               "1e6, duration_s: 1e6}]}",
@@ -148,7 +144,7 @@ TEST_CASE("defect 6: a staged stage of 10^12 requests costs only the requests dr
   CHECK(read_json(run.out / "summary.json")["requests"]["arrived"] == 5);
 }
 
-TEST_CASE("defect 7: a zipf range of 2^31 tokens starts at once", "[hardening]") {
+TEST_CASE("a zipf range of 2^31 tokens starts at once", "[hardening]") {
   const auto run = simulate_in(
       "wide_zipf", {kConfig, "--set",
                     "workload.lengths={kind: zipf, min_tokens: 1, max_tokens: 2147483647, theta: "
@@ -160,16 +156,14 @@ TEST_CASE("defect 7: a zipf range of 2^31 tokens starts at once", "[hardening]")
   CHECK((run.result.exit_code == 0 || run.result.exit_code == 1));
 }
 
-TEST_CASE("defect 8: a fleet larger than the replica limit is an error before it is built",
-          "[hardening]") {
+TEST_CASE("a fleet larger than the replica limit is an error before it is built", "[hardening]") {
   CHECK_THAT(rejected("count", {"replicas.0.count=2147483647"}),
              Catch::Contains("--set replicas.0.count=2147483647: ") &&
                  Catch::Contains("count 2147483647 makes the fleet 2147483647 replicas, more than "
                                  "the 100000 a run may have"));
 }
 
-TEST_CASE("defect 9: devices, pipes and overlong lines are refused, not read without end",
-          "[hardening]") {
+TEST_CASE("devices, pipes and overlong lines are refused, not read without end", "[hardening]") {
   auto r = simulate_in("dev_zero_config", {"/dev/zero"}).result;
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output,
@@ -183,7 +177,7 @@ TEST_CASE("defect 9: devices, pipes and overlong lines are refused, not read wit
       Catch::Contains("l.csv:2: a line longer than 1048576 bytes"));
 }
 
-TEST_CASE("defect 11: a gamma cv outside [0.01, 100] is an error at the key", "[hardening]") {
+TEST_CASE("a gamma cv outside [0.01, 100] is an error at the key", "[hardening]") {
   for (const char* cv : {"1e-300", "1e300"}) {
     CHECK_THAT(rejected(std::string("cv") + cv,
                         {std::string("workload.arrival={kind: gamma, qps: 1, cv: ") + cv + "}"}),
@@ -198,8 +192,7 @@ namespace servesim::test {
 
 // The output files of a run that does not finish must not look like a result: `blocker` (an
 // output's .part name) is made a folder that cannot be removed, so that file cannot be written.
-TEST_CASE("defect 10: an output that cannot be written leaves no file of the run behind",
-          "[hardening]") {
+TEST_CASE("an output that cannot be written leaves no file of the run behind", "[hardening]") {
   for (const char* blocked : {"trace.json.part", "summary.json.part"}) {
     INFO(blocked);
     const auto dir = fresh_dir(std::string("hardening_blocked_") + blocked);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kill test (issue 23): a run stopped at any moment leaves no invalid file under a final name.
+"""Kill test: a run stopped at any moment leaves no invalid file under a final name.
 
 usage: kill_test.py SIMULATE_BINARY OUT_DIR
 

@@ -1,6 +1,6 @@
 // Every number a user can write — in a run config, a hardware file, a model file or an engine
 // profile — rejects NaN and infinity with the --set flag that gave it, where it is read: no
-// non-finite value reaches the simulation (issue 23, defect 11).
+// non-finite value reaches the simulation.
 #include <charconv>
 #include <filesystem>
 #include <string>
@@ -14,7 +14,8 @@
 #include "sim/config/config_node.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/catalog.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 
 namespace servesim::test {
 namespace {

@@ -314,7 +314,7 @@ TEST_CASE(
   // Where native's plain EDF collapses, the winner is ≥ 10 points above it.
   CHECK(att[80]["mechanism+sus/demote"] >= att[80]["native/keep"] + 10);
   CHECK(att[40]["mechanism+sus/demote"] >= att[40]["native/demote"] + 10);
-  // The seed's mixed result: the plain look-ahead with rejection beats native at 40 req/s and
+  // A mixed result: the plain look-ahead with rejection beats native at 40 req/s and
   // loses to it at 80 req/s (its finish estimates ignore the load still to come).
   CHECK(att[40]["mechanism/reject"] > att[40]["native/reject"]);
   CHECK(att[80]["mechanism/reject"] < att[80]["native/reject"]);

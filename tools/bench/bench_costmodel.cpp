@@ -17,7 +17,7 @@
 #include "costmodels/registry.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/catalog.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/tool_main.hpp"
 
 namespace {
 
@@ -107,5 +107,6 @@ int main(int argc, char** argv) {
                  "clocks)");
   app.add_option("--power-cap-w", cap_w, "board cap (default: the TDP)")
       ->check(CLI::NonNegativeNumber);
-  return tool_main(app, argc, argv, [&] { return run(profiles, kinds, gpu, cap_w); });
+  return tool_main(app, argc, argv, std::cout, std::cerr,
+                   [&] { return run(profiles, kinds, gpu, cap_w); });
 }

@@ -22,7 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tools/common/tool_common.hpp"
+#include "tools/common/option_validators.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
+#include "tools/common/tool_main.hpp"
 
 namespace {
 
@@ -256,7 +259,7 @@ int main(int argc, char** argv) {
                  "Run N copies of the config's first replica group at N x its arrival rate (the "
                  "same load per replica)")
       ->check(servesim::whole_number_in(1, 100000));
-  return servesim::tool_main(app, argc, argv, [&] {
+  return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     if (o.single) {
       std::cout << run_single(o).dump() << "\n";
       return 0;

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/tool_main.hpp"
 #include "tools/sweep/shards.hpp"
 #include "tools/sweep/study.hpp"
 
@@ -69,7 +69,7 @@ int memory_single(int points, const std::string& out) {
   int argc = 0;
   char** argv = nullptr;
   const Shards shards(argc, argv);
-  const int code = servesim::sweep::run_sweep(o, shards);
+  const int code = servesim::sweep::run_sweep(o, shards).identical ? 0 : 3;
   std::cout << fmt::format("{{\"points\": {}, \"peak_rss_mib\": {:.1f}}}\n", points,
                            peak_rss_mib());
   return code;
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--single", single, "(internal) one memory run of this many points");
   app.add_option("--out", out, "Scratch folder (default out/bench_sweep)");
-  return servesim::tool_main(app, argc, argv, [&] {
+  return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     if (single > 0) return memory_single(single, out);
     if (!memory.empty()) {
       std::cout << "points  peak RSS (MiB)\n";

@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,7 +15,7 @@ extern char** environ;
 
 namespace servesim {
 
-std::string run_plot_script(const std::vector<std::string>& args) {
+std::string run_plot_script(const std::vector<std::string>& args, std::ostream& out) {
   const char* env = std::getenv("SERVESIM_PYTHON");
   const std::string python = env && *env ? env : SERVESIM_PYTHON;
   std::vector<std::string> words = {python, SERVESIM_PLOT_SCRIPT};
@@ -24,7 +23,7 @@ std::string run_plot_script(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
-  std::cout.flush();  // what the tool printed comes before the script's messages
+  out.flush();  // what the tool printed comes before the script's messages
   pid_t pid = 0;
   if (posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
     return fmt::format(
@@ -40,17 +39,17 @@ std::string run_plot_script(const std::vector<std::string>& args) {
 }
 
 void plot_beside(const std::string& file, const std::string& mode, const std::string& data,
-                 const std::string& data_ext) {
+                 const std::string& data_ext, std::ostream& out, std::ostream& err) {
   const std::string data_file = std::filesystem::path(file).replace_extension(data_ext).string();
-  std::ofstream out(data_file);
-  out << data;
-  if (!out) throw InputError(fmt::format("--plot {}: cannot write {}", file, data_file));
-  out.close();
-  const std::string note = run_plot_script({mode, data_file, file});
+  std::ofstream data_out(data_file);
+  data_out << data;
+  if (!data_out) throw InputError(fmt::format("--plot {}: cannot write {}", file, data_file));
+  data_out.close();
+  const std::string note = run_plot_script({mode, data_file, file}, out);
   if (note.empty()) {
-    std::cerr << fmt::format("plot       {} (data: {})\n", file, data_file);
+    err << fmt::format("plot       {} (data: {})\n", file, data_file);
   } else {
-    std::cerr << "note: " << note << "\n";
+    err << "note: " << note << "\n";
   }
 }
 

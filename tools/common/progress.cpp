@@ -1,18 +1,18 @@
 #include "tools/common/progress.hpp"
 
 #include <algorithm>
-#include <iostream>
 #include <string>
 
 #include <fmt/format.h>
 
 namespace servesim {
 
-Progress::Progress(bool on, std::size_t total) : on_(on), total_(total), start_(Clock::now()) {}
+Progress::Progress(std::ostream* out, std::size_t total)
+    : out_(out), total_(total), start_(Clock::now()) {}
 
 void Progress::done_one() {
   const std::size_t done = ++done_;
-  if (!on_) return;
+  if (out_ == nullptr) return;
   const std::lock_guard lock(mutex_);
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
   if (done < total_.load() && elapsed - last_ < 0.2) return;
@@ -22,15 +22,15 @@ void Progress::done_one() {
   const double f = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 0;
   const int filled = static_cast<int>(f * kWidth);
   const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
-  std::cerr << fmt::format("\r[{}{}] {}/{} runs  {:.1f} s  ETA {:.1f} s ",
-                           std::string(static_cast<std::size_t>(filled), '#'),
-                           std::string(static_cast<std::size_t>(kWidth - filled), '.'), done, total,
-                           elapsed, eta)
-            << std::flush;
+  *out_ << fmt::format("\r[{}{}] {}/{} runs  {:.1f} s  ETA {:.1f} s ",
+                       std::string(static_cast<std::size_t>(filled), '#'),
+                       std::string(static_cast<std::size_t>(kWidth - filled), '.'), done, total,
+                       elapsed, eta)
+        << std::flush;
 }
 
 void Progress::finish() {
-  if (on_ && done_ > 0) std::cerr << "\n";
+  if (out_ != nullptr && done_ > 0) *out_ << "\n";
 }
 
 }  // namespace servesim

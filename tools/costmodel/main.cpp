@@ -18,8 +18,9 @@
 
 #include "costmodels/rf/rf_cache.hpp"
 #include "sim/config/input_error.hpp"
+#include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/tool_main.hpp"
 #include "tools/costmodel/costmodel_args.hpp"
 #include "tools/costmodel/rank.hpp"
 #include "tools/costmodel/transfer_study.hpp"
@@ -253,7 +254,7 @@ int main(int argc, char** argv) {
                    "output_tok_s)");
   rank->add_flag("--json", rank_args.json, "machine-readable output");
 
-  return servesim::tool_main(app, argc, argv, [&] {
+  return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     std::string out;
     if (*validate) {
       if (!plot_file.empty() && args.rows_file.empty()) {
@@ -261,7 +262,8 @@ int main(int argc, char** argv) {
       }
       out = servesim::run_validate(args);
       if (!plot_file.empty()) {
-        const std::string note = servesim::run_plot_script({"atlas", args.rows_file, plot_file});
+        const std::string note =
+            servesim::run_plot_script({"atlas", args.rows_file, plot_file}, std::cout);
         std::cerr << (note.empty()
                           ? fmt::format("plot       {} (rows: {})\n", plot_file, args.rows_file)
                           : "note: " + note + "\n");
@@ -272,7 +274,8 @@ int main(int argc, char** argv) {
       if (!plot_file.empty()) {
         servesim::CostmodelArgs as_json = args;
         as_json.json = true;
-        servesim::plot_beside(plot_file, "ablate", args.json ? out : servesim::run_ablate(as_json));
+        servesim::plot_beside(plot_file, "ablate", args.json ? out : servesim::run_ablate(as_json),
+                              ".json", std::cout, std::cerr);
       }
     }
     if (*fit) out = servesim::run_fit(args);
@@ -288,7 +291,8 @@ int main(int argc, char** argv) {
         servesim::RfTransferArgs as_json = rf;
         as_json.json = true;
         servesim::plot_beside(plot_file, "transfer",
-                              rf.json ? out : servesim::run_transfer(as_json));
+                              rf.json ? out : servesim::run_transfer(as_json), ".json", std::cout,
+                              std::cerr);
       }
     }
     if (*ledger) out = servesim::run_ledger(rf);

@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
-#include "tools/common/tool_common.hpp"
+#include "tools/common/option_validators.hpp"
+#include "tools/common/plot_runner.hpp"
+#include "tools/common/tool_main.hpp"
 #include "tools/plan/plan.hpp"
 
 int main(int argc, char** argv) {
@@ -54,9 +56,15 @@ int main(int argc, char** argv) {
   bool no_plots = false;
   app.add_flag("--no-plots", no_plots, "Make no plot (it needs python3-matplotlib)");
   app.add_flag("--quiet,-q", o.quiet, "Print nothing but errors");
-  return servesim::tool_main(app, argc, argv, [&] {
+  return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     o.plots = !no_plots;
-    o.progress = !o.quiet && isatty(STDERR_FILENO);
-    return servesim::decide::run_plan(o);
+    if (!o.quiet && isatty(STDERR_FILENO)) o.progress = &std::cerr;
+    const servesim::decide::PlanReport report = servesim::decide::run_plan(o);
+    std::cout << report.text;
+    if (o.plots) {
+      const std::string note = servesim::run_plot_script({"plan", report.dir}, std::cout);
+      if (!note.empty()) std::cerr << "note: " << note << "\n";
+    }
+    return 0;
   });
 }

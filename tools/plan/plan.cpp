@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <limits>
 
 #include <fmt/format.h>
@@ -16,10 +15,10 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/plot_runner.hpp"
 #include "tools/common/prices.hpp"
 #include "tools/common/progress.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 #include "tools/sweep/grid.hpp"
 #include "tools/sweep/parallel_items.hpp"
 #include "tools/sweep/point_metrics.hpp"
@@ -115,7 +114,7 @@ class Planner {
     dir_ = o.out_dir.empty() ? (fs::path("out") / base_.name / "plan").string() : o.out_dir;
   }
 
-  int run() {
+  PlanReport run() {
     const int threads = o_.threads > 0 ? o_.threads : tbb::info::default_concurrency();
     Progress progress(o_.progress, 0);
     points_.assign(candidates_.size(), {});
@@ -135,12 +134,10 @@ class Planner {
       fs::remove(fs::path(dir_) / f, ec);
     std::ofstream(fs::path(dir_) / "plan.json") << doc.dump(2) << "\n";
     write_points_csv();
-    if (!o_.quiet) std::cout << text(doc);
-    if (o_.plots) {
-      const std::string note = run_plot_script({"plan", dir_});
-      if (!note.empty()) std::cerr << "note: " << note << "\n";
-    }
-    return 0;
+    PlanReport out;
+    out.dir = dir_;
+    if (!o_.quiet) out.text = text(doc);
+    return out;
   }
 
  private:
@@ -588,7 +585,7 @@ class Planner {
 
 }  // namespace
 
-int run_plan(const PlanOptions& options) {
+PlanReport run_plan(const PlanOptions& options) {
   Planner planner(options);
   return planner.run();
 }

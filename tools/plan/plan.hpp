@@ -1,5 +1,6 @@
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,15 +24,20 @@ struct PlanOptions {
   std::string out_dir;                       // "" = out/<name>/plan
   bool plots = true;
   bool quiet = false;
-  bool progress = false;
+  std::ostream* progress = nullptr;  // where the progress bar goes (the command's stderr), or none
+};
+
+// What a plan found, for the command to print.
+struct PlanReport {
+  std::string dir;   // the folder of plan.json and points.csv (tools/plot.py plan draws it)
+  std::string text;  // the plan as printed (empty when options.quiet)
 };
 
 // Searches GPU kind × TP degree × the --vary settings × replica count for the fleet with the least
-// objective whose simulated metrics (means over the seeds) meet every SLO, and writes plan.json,
-// points.csv and plan.png. Per (GPU, TP) the least replica count that meets is found by doubling
+// objective whose simulated metrics (means over the seeds) meet every SLO, and writes plan.json
+// and points.csv. Per (GPU, TP) the least replica count that meets is found by doubling
 // then bisection (more replicas of one kind never serve worse: the search relies on it and says
-// so), or with `exhaustive` by trying every count. Throws InputError for bad input; returns the
-// exit code.
-int run_plan(const PlanOptions& options);
+// so), or with `exhaustive` by trying every count. Throws InputError for bad input.
+PlanReport run_plan(const PlanOptions& options);
 
 }  // namespace servesim::decide

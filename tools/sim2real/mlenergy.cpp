@@ -16,7 +16,8 @@
 #include "sim/config/run_config.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 #include "tools/sim2real/replay.hpp"
 
 namespace servesim::sim2real {

@@ -18,7 +18,8 @@
 #include "sim/config/run_config.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/hardware/catalog.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 
 namespace servesim::sim2real {
 namespace {

@@ -49,7 +49,7 @@ struct ReplayOptions {
   std::string online;
   double online_alpha = 0.05;
   // What a step learns: "scale" (its price × a learned factor) or "floor" (plus a learned host
-  // floor, the seed's E1.19).
+  // floor, the online-learning experiment E1.19 in tools/README.md).
   std::string online_learn = "scale";
   double learn_fraction = 0.2;
 };

@@ -9,8 +9,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
+#include "tools/common/stop_signals.hpp"
+#include "tools/common/summary_table.hpp"
+#include "tools/common/tool_main.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -42,13 +47,13 @@ int main(int argc, char** argv) {
                  "Run twice more with every step time +/- this many percent and report how far "
                  "each latency moves per 1% of step-time error (default 0: off)")
       ->check(servesim::number_in(0.0, 50.0));
-  return servesim::tool_main(app, argc, argv, [&] {
+  return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     const auto cfg = servesim::load_run_config(config, overrides, seed);
     auto run = servesim::build_run(cfg);
     servesim::RunOptions options;
     options.out_dir = out_dir;
     options.write_outputs = !no_outputs;
-    options.progress = !quiet && isatty(STDERR_FILENO);
+    if (!quiet && isatty(STDERR_FILENO)) options.progress = &std::cerr;
     options.sensitivity_delta = sensitivity_pct / 100.0;
     options.stop = servesim::stop_on_signals();
     const auto summary = servesim::execute_run(run, options);
@@ -66,7 +71,8 @@ int main(int argc, char** argv) {
     }
     if (plot) {
       const std::string dir = summary["outputs"]["dir"].get<std::string>();
-      const std::string note = servesim::run_plot_script({"run", dir, "--format", plot_format});
+      const std::string note =
+          servesim::run_plot_script({"run", dir, "--format", plot_format}, std::cout);
       if (!note.empty()) std::cerr << "note: " << note << "\n";
       if (note.empty() && !quiet) {
         std::cout << fmt::format("plots      {0}/latency.{1}, {0}/timeline.{1}\n", dir,

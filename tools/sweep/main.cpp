@@ -4,12 +4,42 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include "sim/config/input_error.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/option_validators.hpp"
+#include "tools/common/plot_runner.hpp"
+#include "tools/common/tool_main.hpp"
 #include "tools/sweep/shards.hpp"
 #include "tools/sweep/study.hpp"
+
+namespace {
+
+// Prints what the sweep found (rank 0) and draws its pictures; returns the exit code.
+int print_report(const servesim::sweep::SweepOptions& o,
+                 const servesim::sweep::SweepReport& report) {
+  if (!report.writer) return 0;
+  if (!o.quiet) std::cout << report.tables;
+  if (o.plots) {
+    const std::string note = servesim::run_plot_script({report.plot_mode, report.dir}, std::cout);
+    if (!note.empty()) std::cerr << "note: " << note << "\n";
+  }
+  if (!o.quiet) {
+    std::cout << fmt::format("files      {}/\n", report.dir);
+    std::cout << fmt::format(
+        "wall       {} runs in {:.2f} s on {} thread{}{}\n", report.runs, report.wall_s,
+        report.threads, report.threads == 1 ? "" : "s",
+        report.ranks > 1 ? fmt::format(" × {} ranks", report.ranks) : std::string());
+  }
+  if (!report.identical) {
+    std::cerr << "internal error: results differ between thread counts (see scaling.json)\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using servesim::sweep::Shards;
@@ -69,12 +99,12 @@ int main(int argc, char** argv) {
   bool no_plots = false;
   app.add_flag("--no-plots", no_plots, "Make no plots (they need python3-matplotlib)");
   app.add_flag("--quiet,-q", o.quiet, "Print nothing but errors");
-  const int code = servesim::tool_main(app, argc, argv, [&] {
+  const int code = servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     o.plots = !no_plots;
     if (shards->rank() != 0) o.quiet = true;
-    o.progress = !o.quiet && isatty(STDERR_FILENO);
+    if (!o.quiet && isatty(STDERR_FILENO)) o.progress = &std::cerr;
     try {
-      return servesim::sweep::run_sweep(o, *shards);
+      return print_report(o, servesim::sweep::run_sweep(o, *shards));
     } catch (const servesim::InputError& e) {
       // Every rank gets here together; one message, and MPI is finalised on the way out.
       if (shards->rank() == 0) std::cerr << "error: " << e.what() << "\n";

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <limits>
 #include <mutex>
 
@@ -21,13 +20,15 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/plot_runner.hpp"
 #include "tools/common/progress.hpp"
-#include "tools/common/tool_common.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "tools/common/run_executor.hpp"
 #include "tools/sweep/capacity.hpp"
 #include "tools/sweep/grid.hpp"
 #include "tools/sweep/parallel_items.hpp"
 #include "tools/sweep/point_metrics.hpp"
+#include "tools/sweep/result_files.hpp"
+#include "tools/sweep/run_request.hpp"
 #include "tools/sweep/selection.hpp"
 #include "tools/sweep/value_text.hpp"
 
@@ -42,27 +43,6 @@ const std::vector<std::string> kOutputFiles = {
     "points.csv",     "points.json",  "means.csv",     "oracle_points.csv", "oracle_means.csv",
     "selection.json", "capacity.csv", "capacity.json", "timing.csv",        "scaling.json",
     "frontier.png",   "metrics.png",  "capacity.png"};
-
-// One run of the sweep: a grid point's replicate, of the main grid or the oracle's.
-struct RunRequest {
-  std::size_t point = 0;
-  std::size_t replicate = 0;
-  bool oracle = false;
-  std::vector<ConfigOverride> overrides;
-  std::uint64_t seed = 0;
-};
-
-struct RunOutcome {
-  std::vector<double> metrics;
-  double wall_s = 0;
-};
-
-// The command that reruns a request alone: `simulate` with the same overrides and seed.
-std::string command_of(const std::string& config, const RunRequest& r) {
-  std::string cmd = "simulate " + shell_quote(config);
-  for (const auto& o : r.overrides) cmd += " --set " + shell_quote(o.assignment);
-  return cmd + fmt::format(" --seed {}", r.seed);
-}
 
 // The value at a dotted key path of a config (list items by index), or none.
 std::optional<ConfigNode> node_at(const ConfigNode& root, const std::string& path) {
@@ -151,7 +131,7 @@ class Study {
     dir_ = o.out_dir.empty() ? (fs::path("out") / base_.name / "sweep").string() : o.out_dir;
   }
 
-  int run() {
+  SweepReport run() {
     validate();
     if (shards_.rank() == 0) clear_outputs();
     const std::vector<int> counts =
@@ -182,36 +162,31 @@ class Study {
       total_wall_ = wall;
       threads_used_ = counts[k];
     }
-    if (shards_.rank() != 0) return 0;
+    SweepReport report;
+    if (shards_.rank() != 0) return report;
+    const ResultFiles files(o_, grid_, base_.name, dir_, shown_metrics());
     if (o_.max_rate.empty()) {
-      write_points();
-      if (objective_) write_selection();
+      tables_ += files.write_points(requests_, outcomes_);
+      if (objective_) write_selection(files);
     } else {
-      write_capacity();
+      tables_ += files.write_capacity(capacity_);
     }
-    write_timing();
-    bool identical = true;
+    files.write_timing(requests_, outcomes_, runs_done_, total_wall_);
     if (counts.size() > 1) {
       std::ofstream(fs::path(dir_) / "scaling.json") << scaling.dump(2) << "\n";
-      for (const auto& s : scaling) identical = identical && s["identical"].get<bool>();
-      if (!o_.quiet) std::cout << format_scaling(scaling);
+      for (const auto& s : scaling)
+        report.identical = report.identical && s["identical"].get<bool>();
+      if (!o_.quiet) tables_ += ResultFiles::format_scaling(scaling);
     }
-    if (o_.plots) {
-      const std::string note = run_plot_script({o_.max_rate.empty() ? "sweep" : "capacity", dir_});
-      if (!note.empty()) std::cerr << "note: " << note << "\n";
-    }
-    if (!o_.quiet) {
-      std::cout << fmt::format("files      {}/\n", dir_);
-      std::cout << fmt::format(
-          "wall       {} runs in {:.2f} s on {} thread{}{}\n", runs_done_, total_wall_,
-          threads_used_, threads_used_ == 1 ? "" : "s",
-          shards_.size() > 1 ? fmt::format(" × {} ranks", shards_.size()) : std::string());
-    }
-    if (!identical) {
-      std::cerr << "internal error: results differ between thread counts (see scaling.json)\n";
-      return 3;
-    }
-    return 0;
+    report.writer = true;
+    report.dir = dir_;
+    report.plot_mode = o_.max_rate.empty() ? "sweep" : "capacity";
+    report.tables = tables_;
+    report.runs = runs_done_;
+    report.wall_s = total_wall_;
+    report.threads = threads_used_;
+    report.ranks = shards_.size();
+    return report;
   }
 
  private:
@@ -233,12 +208,6 @@ class Study {
   std::string label(std::size_t point) const {
     return grid_.axes().empty() ? fmt::format("point {}", point)
                                 : fmt::format("point {} ({})", point, grid_.describe(point));
-  }
-
-  std::string run_dir(const RunRequest& r) const {
-    return (fs::path(dir_) / "runs" /
-            fmt::format("{}p{:04}_s{}", r.oracle ? "oracle_" : "", r.point, r.seed))
-        .string();
   }
 
   // Builds every point (and its oracle twin) with its first seed and prices one step on every
@@ -309,7 +278,7 @@ class Study {
     BuiltRun run = build_run(load_run_config(o_.config, r.overrides, r.seed), &cache_);
     RunOptions options;
     options.write_outputs = o_.keep_runs;
-    if (o_.keep_runs) options.out_dir = run_dir(r);
+    if (o_.keep_runs) options.out_dir = run_dir(dir_, r);
     options.cache = &cache_;
     const nlohmann::json summary = execute_run(run, options);
     RunOutcome out;
@@ -393,7 +362,8 @@ class Study {
         }
       }
     }
-    Progress progress(o_.progress && shards_.rank() == 0, requests_.size() / shards_.size());
+    Progress progress(shards_.rank() == 0 ? o_.progress : nullptr,
+                      requests_.size() / shards_.size());
     outcomes_ = run_all(requests_, threads, progress);
     progress.finish();
     return fingerprint(outcomes_);
@@ -418,139 +388,6 @@ class Study {
     return PointTable(columns_, std::move(rows));
   }
 
-  std::vector<nlohmann::json> point_values() const {
-    std::vector<nlohmann::json> out;
-    for (std::size_t p = 0; p < grid_.size(); ++p) {
-      nlohmann::json v = nlohmann::json::object();
-      const auto vals = grid_.values(p);
-      for (std::size_t i = 0; i < vals.size(); ++i) v[grid_.axes()[i].key] = value_json(vals[i]);
-      out.push_back(v);
-    }
-    return out;
-  }
-
-  std::string csv_header(const char* after_axes) const {
-    std::string h = "point";
-    for (const auto& a : grid_.axes()) h += "," + csv_text(a.key);
-    return h + "," + after_axes;
-  }
-
-  std::string csv_axes(std::size_t p) const {
-    std::string row = std::to_string(p);
-    for (const auto& v : grid_.values(p)) row += "," + csv_text(v);
-    return row;
-  }
-
-  // points.csv / means.csv (and the oracle's), points.json.
-  void write_points() {
-    const std::size_t reps = grid_.seeds().size();
-    nlohmann::json doc;
-    doc["config"] = o_.config;
-    doc["name"] = base_.name;
-    doc["sets"] = o_.sets;
-    doc["axes"] = nlohmann::json::array();
-    for (const auto& a : grid_.axes()) {
-      nlohmann::json values = nlohmann::json::array();
-      for (const auto& v : a.values) values.push_back(value_json(v));
-      doc["axes"].push_back({{"key", a.key}, {"values", values}});
-    }
-    doc["zip"] = grid_.zipped();
-    doc["seeds"] = grid_.seeds();
-    doc["oracle"] = o_.oracle;
-    doc["metrics"] = metric_names();
-    // Written point by point, so that a large sweep never holds its whole document: the head's
-    // keys, then "points" last, each point as doc.dump(2) would indent it.
-    std::ofstream json_out(fs::path(dir_) / "points.json");
-    json_out << "{\n";
-    for (const auto& [k, v] : doc.items()) {
-      json_out << "  " << nlohmann::json(k).dump() << ": " << indented(v.dump(2), 2) << ",\n";
-    }
-    json_out << "  \"points\": [";
-    std::string table = table_header();
-    const auto values = point_values();
-    for (std::size_t p = 0; p < grid_.size(); ++p) {
-      nlohmann::json pj;
-      pj["point"] = p;
-      pj["values"] = values[p];
-      for (int pass = 0; pass < (o_.oracle.empty() ? 1 : 2); ++pass) {
-        nlohmann::json block;
-        block["runs"] = nlohmann::json::array();
-        std::vector<std::vector<double>> per_metric(metric_names().size());
-        for (std::size_t r = 0; r < reps; ++r) {
-          const std::size_t i = (pass == 1 ? grid_.size() * reps : 0) + p * reps + r;
-          nlohmann::json run;
-          run["seed"] = requests_[i].seed;
-          run["command"] = command_of(o_.config, requests_[i]);
-          if (o_.keep_runs) run["dir"] = run_dir(requests_[i]);
-          nlohmann::json m = nlohmann::json::object();
-          for (std::size_t k = 0; k < metric_names().size(); ++k) {
-            m[metric_names()[k]] = number_or_null(outcomes_[i].metrics[k]);
-            per_metric[k].push_back(outcomes_[i].metrics[k]);
-          }
-          run["metrics"] = m;
-          block["runs"].push_back(run);
-        }
-        nlohmann::json mean = nlohmann::json::object(), ci = nlohmann::json::object();
-        for (std::size_t k = 0; k < metric_names().size(); ++k) {
-          const MeanCi c = mean_ci95(per_metric[k]);
-          mean[metric_names()[k]] = number_or_null(c.mean);
-          ci[metric_names()[k]] = number_or_null(c.half_width);
-        }
-        block["mean"] = mean;
-        block["ci95"] = ci;
-        if (pass == 0) {
-          for (const auto& [k, v] : block.items()) pj[k] = v;
-        } else {
-          pj["oracle"] = block;
-        }
-      }
-      json_out << (p == 0 ? "\n    " : ",\n    ") << indented(pj.dump(2), 4);
-      if (!o_.quiet) table += table_row(pj);
-    }
-    json_out << (grid_.size() > 0 ? "\n  ]\n}\n" : "]\n}\n");
-    for (int pass = 0; pass < (o_.oracle.empty() ? 1 : 2); ++pass) {
-      const std::string prefix = pass == 1 ? "oracle_" : "";
-      std::ofstream runs(fs::path(dir_) / (prefix + "points.csv"));
-      std::ofstream means(fs::path(dir_) / (prefix + "means.csv"));
-      std::string metric_cols, stat_cols;
-      for (const auto& m : metric_names()) {
-        metric_cols += (metric_cols.empty() ? "" : ",") + m;
-        stat_cols += fmt::format(",{}_mean,{}_ci95", m, m);
-      }
-      runs << csv_header("seed,") << metric_cols << "\n";
-      means << csv_header("runs") << stat_cols << "\n";
-      for (std::size_t p = 0; p < grid_.size(); ++p) {
-        std::vector<std::vector<double>> per_metric(metric_names().size());
-        for (std::size_t r = 0; r < reps; ++r) {
-          const std::size_t i = (pass == 1 ? grid_.size() * reps : 0) + p * reps + r;
-          runs << csv_axes(p) << "," << requests_[i].seed;
-          for (std::size_t k = 0; k < metric_names().size(); ++k) {
-            runs << "," << csv_number(outcomes_[i].metrics[k]);
-            per_metric[k].push_back(outcomes_[i].metrics[k]);
-          }
-          runs << "\n";
-        }
-        means << csv_axes(p) << "," << reps;
-        for (const auto& v : per_metric) {
-          const MeanCi c = mean_ci95(v);
-          means << "," << csv_number(c.mean) << "," << csv_number(c.half_width);
-        }
-        means << "\n";
-      }
-    }
-    if (!o_.quiet) std::cout << table;
-  }
-
-  // `text` (a JSON dump) with every line after the first indented by `by` spaces.
-  static std::string indented(const std::string& text, int by) {
-    std::string out;
-    for (const char c : text) {
-      out += c;
-      if (c == '\n') out.append(static_cast<std::size_t>(by), ' ');
-    }
-    return out;
-  }
-
   // The printed table of points: the varied values and the metrics a reader looks at first
   // (with ± the 95% CI half-width when there are several seeds).
   std::vector<std::string> shown_metrics() const {
@@ -566,38 +403,7 @@ class Study {
     return shown;
   }
 
-  std::string table_header() const {
-    const bool ci = grid_.seeds().size() > 1;
-    std::string out = fmt::format("{} — sweep of {} point{} × {} seed{}{}\n", base_.name,
-                                  grid_.size(), grid_.size() == 1 ? "" : "s", grid_.seeds().size(),
-                                  grid_.seeds().size() == 1 ? "" : "s",
-                                  o_.oracle.empty() ? "" : " (and the oracle's)");
-    out += fmt::format("{:>5}", "point");
-    for (const auto& a : grid_.axes()) {
-      out += fmt::format("  {:>12}", a.key.substr(a.key.rfind('.') + 1));
-    }
-    for (const auto& m : shown_metrics()) out += fmt::format("  {:>{}}", m, ci ? 20 : 12);
-    return out + "\n";
-  }
-
-  std::string table_row(const nlohmann::json& p) const {
-    const bool ci = grid_.seeds().size() > 1;
-    std::string out = fmt::format("{:>5}", p["point"].get<std::size_t>());
-    for (const auto& a : grid_.axes()) {
-      const auto& v = p["values"][a.key];
-      out += fmt::format("  {:>12}", v.is_string() ? v.get<std::string>() : v.dump());
-    }
-    for (const auto& m : shown_metrics()) {
-      const auto& mean = p["mean"][m];
-      const auto& half = p["ci95"][m];
-      std::string cell = mean.is_number() ? fmt::format("{:.4g}", mean.get<double>()) : "n/a";
-      if (ci && half.is_number()) cell += fmt::format(" ±{:.2g}", half.get<double>());
-      out += fmt::format("  {:>{}}", cell, ci ? 20 : 12);
-    }
-    return out + "\n";
-  }
-
-  void write_selection() {
+  void write_selection(const ResultFiles& files) {
     SelectionSpec spec;
     spec.slos = slos_;
     spec.objective = *objective_;
@@ -606,10 +412,11 @@ class Study {
     const PointTable main = table(false);
     std::optional<PointTable> oracle;
     if (!o_.oracle.empty()) oracle = table(true);
-    nlohmann::json sel = select_study(spec, main, oracle ? &*oracle : nullptr, point_values());
+    nlohmann::json sel =
+        select_study(spec, main, oracle ? &*oracle : nullptr, files.point_values());
     sel["oracle_overrides"] = o_.oracle;
     std::ofstream(fs::path(dir_) / "selection.json") << sel.dump(2) << "\n";
-    if (!o_.quiet) std::cout << format_selection(sel);
+    if (!o_.quiet) tables_ += format_selection(sel);
   }
 
   // --max-rate: one bisection per grid point, each rate run with every seed; points in parallel.
@@ -621,7 +428,7 @@ class Study {
     for (std::size_t p = 0; p < grid_.size(); ++p) {
       if (shards_.mine(p)) mine.push_back(p);
     }
-    Progress progress(o_.progress && shards_.rank() == 0, 0);
+    Progress progress(shards_.rank() == 0 ? o_.progress : nullptr, 0);
     std::vector<nlohmann::json> local(mine.size());
     std::atomic<std::size_t> runs{0};
     parallel_items(mine.size(), threads, [&](std::size_t k) {
@@ -724,76 +531,6 @@ class Study {
     return j;
   }
 
-  void write_capacity() {
-    const auto values = point_values();
-    nlohmann::json doc;
-    doc["config"] = o_.config;
-    doc["name"] = base_.name;
-    doc["rate_key"] = o_.max_rate;
-    doc["rate_tol"] = o_.rate_tol;
-    doc["slos"] = o_.slos;
-    doc["seeds"] = grid_.seeds();
-    doc["points"] = nlohmann::json::array();
-    std::ofstream csv(fs::path(dir_) / "capacity.csv");
-    std::string metric_cols;
-    for (const auto& m : metric_names()) metric_cols += "," + m;
-    csv << csv_header("max_rate,failing_rate,outcome,rates_tried,runs") << metric_cols << "\n";
-    std::string table = fmt::format("{} — highest {} meeting {} ({} seed{} per rate)\n", base_.name,
-                                    o_.max_rate, fmt::join(o_.slos, ", "), grid_.seeds().size(),
-                                    grid_.seeds().size() == 1 ? "" : "s");
-    for (std::size_t p = 0; p < grid_.size(); ++p) {
-      nlohmann::json j = capacity_[p];
-      j["values"] = values[p];
-      csv << csv_axes(p) << ","
-          << csv_number(j["max_rate"].is_null() ? kNaN : j["max_rate"].get<double>()) << ","
-          << csv_number(j["failing_rate"].is_null() ? kNaN : j["failing_rate"].get<double>()) << ","
-          << csv_text(j["outcome"].get<std::string>()) << "," << j["rates_tried"].get<int>() << ","
-          << j["runs"].get<int>();
-      for (const auto& m : metric_names()) {
-        const auto& v = j["mean_at_max_rate"][m];
-        csv << "," << (v.is_null() ? std::string() : csv_number(v.get<double>()));
-      }
-      csv << "\n";
-      table += fmt::format(
-          "  point {:<3} {:<40} max rate {:>10}  (fails at {}; {}; {} runs)\n", p,
-          grid_.axes().empty() ? std::string("(the config)") : grid_.describe(p),
-          j["max_rate"].is_null() ? std::string("none")
-                                  : fmt::format("{:g}", j["max_rate"].get<double>()),
-          j["failing_rate"].is_null() ? std::string("none tried")
-                                      : fmt::format("{:g}", j["failing_rate"].get<double>()),
-          j["outcome"].get<std::string>(), j["runs"].get<int>());
-      doc["points"].push_back(j);
-    }
-    std::ofstream(fs::path(dir_) / "capacity.json") << doc.dump(2) << "\n";
-    if (!o_.quiet) std::cout << table;
-  }
-
-  // Wall time per run: kept out of points.* so that those files do not depend on the machine.
-  void write_timing() const {
-    std::ofstream t(fs::path(dir_) / "timing.csv");
-    if (!o_.max_rate.empty()) {
-      t << "point,runs,total_wall_s\n";
-      t << fmt::format("all,{},{}\n", runs_done_, total_wall_);
-      return;
-    }
-    t << "run,point,seed,oracle,wall_s\n";
-    for (std::size_t i = 0; i < requests_.size(); ++i) {
-      t << fmt::format("{},{},{},{},{}\n", i, requests_[i].point, requests_[i].seed,
-                       requests_[i].oracle ? 1 : 0, outcomes_[i].wall_s);
-    }
-  }
-
-  static std::string format_scaling(const nlohmann::json& scaling) {
-    std::string out = "thread scaling  threads  wall (s)  speedup  efficiency  identical\n";
-    for (const auto& s : scaling) {
-      out += fmt::format("                {:>7}  {:>8.2f}  {:>7.2f}  {:>10.2f}  {}\n",
-                         s["threads"].get<int>(), s["wall_s"].get<double>(),
-                         s["speedup"].get<double>(), s["efficiency"].get<double>(),
-                         s["identical"].get<bool>() ? "yes" : "NO");
-    }
-    return out;
-  }
-
   const SweepOptions& o_;
   const Shards& shards_;
   RunConfig base_;
@@ -803,6 +540,7 @@ class Study {
   std::optional<Objective> objective_;
   std::vector<Baseline> baselines_;
   std::string dir_;
+  std::string tables_;  // what the command prints, in order
   RunCache cache_;
   std::vector<RunRequest> requests_;
   std::vector<RunOutcome> outcomes_;
@@ -814,7 +552,7 @@ class Study {
 
 }  // namespace
 
-int run_sweep(const SweepOptions& options, const Shards& shards) {
+SweepReport run_sweep(const SweepOptions& options, const Shards& shards) {
   Study study(options, shards);
   return study.run();
 }

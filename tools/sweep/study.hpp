@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,11 +31,26 @@ struct SweepOptions {
   bool keep_runs = false;
   bool plots = true;
   bool quiet = false;
-  bool progress = false;  // a progress bar on stderr
+  std::ostream* progress = nullptr;  // where the progress bar goes (the command's stderr), or none
 };
 
-// Runs the sweep on `shards` (rank 0 writes the files and prints). Throws InputError for bad
-// input, before any point runs. Returns the exit code.
-int run_sweep(const SweepOptions& options, const Shards& shards);
+// What a sweep did, for the command to print (rank 0's; the other ranks' reports are empty).
+struct SweepReport {
+  bool writer = false;    // this rank wrote the files (rank 0)
+  std::string dir;        // the folder of the files
+  std::string plot_mode;  // tools/plot.py's mode for the folder: "sweep" or "capacity"
+  // The points or capacity table, the selection and the thread scaling, as printed (empty when
+  // options.quiet).
+  std::string tables;
+  std::size_t runs = 0;  // runs of the last pass
+  double wall_s = 0;     // wall time of the last pass
+  int threads = 1;       // threads of the last pass
+  int ranks = 1;
+  bool identical = true;  // false: results differed between thread counts (a bug)
+};
+
+// Runs the sweep on `shards` (rank 0 writes the files). Throws InputError for bad input, before
+// any point runs.
+SweepReport run_sweep(const SweepOptions& options, const Shards& shards);
 
 }  // namespace servesim::sweep

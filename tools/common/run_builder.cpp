@@ -1,0 +1,186 @@
+#include "tools/common/run_builder.hpp"
+
+#include <fmt/format.h>
+
+#include "costmodels/analytical/engine_profile.hpp"
+#include "costmodels/registry.hpp"
+#include "schedulers/registry.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/hardware/memory_planner.hpp"
+#include "workloads/registry.hpp"
+
+namespace servesim {
+
+std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+BuiltRun build_run(const RunConfig& config, RunCache* cache) {
+  BuiltRun run;
+  run.config = config;
+  std::vector<std::string> dirs = config.catalog_dirs;
+  for (const auto& d : Catalog::default_dirs()) dirs.push_back(d);
+  run.catalog = cache ? cache->catalog(dirs) : std::make_shared<Catalog>(dirs);
+  SchedulerOptions base_options = parse_scheduler_options(config.scheduler);
+  // The serving engine's own semantics (an analytical cost model's engine profile: CUDA-graph
+  // mode, async scheduling) hold wherever the config does not set them itself.
+  const std::shared_ptr<const EngineProfile> engine =
+      EngineProfile::of_cost_model(config.cost_model);
+  if (engine && engine->async_scheduling && chunked_prefill(config.scheduler, base_options) &&
+      !config.scheduler.has("async_scheduling")) {
+    base_options.async_scheduling = *engine->async_scheduling;
+  }
+  ReplicaId next_id = 0;
+  for (const auto& g : config.replicas) {
+    ReplicaSpec spec;
+    spec.gpu = &run.catalog->gpu(g.gpu, g.node.at("gpu"));
+    spec.model = &run.catalog->model(
+        g.model, g.node.has("model") ? g.node.at("model") : config.root.at("model"));
+    spec.tp = g.tp;
+    spec.pp = g.pp;
+    spec.weights = g.weights;
+    spec.cuda_graphs = g.cuda_graphs;
+    spec.cuda_graph_mode = g.cuda_graph_mode;
+    spec.cuda_graph_max_tokens = g.cuda_graph_max_tokens;
+    EngineProfile::default_graph_launch(engine.get(), g.node.has("cuda_graph_mode"),
+                                        g.node.has("cuda_graph_max_tokens"),
+                                        base_options.max_num_seqs, spec);
+    spec.power_cap_w = g.power_cap_w;
+    spec.topology = g.topology;  // "" = the GPU's own links
+    if (const std::string why = spec.gpu->topology_problem(spec.links()); !why.empty()) {
+      g.node.at("topology").fail(why);
+    }
+    if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {
+      g.node.at("precision").fail(fmt::format("GPU '{}' has no FP8 tensor cores", spec.gpu->name));
+    }
+    if (const std::string why = spec.model->tp_problem(spec.tp); !why.empty()) {
+      g.node.at("tp").fail("tp = " + why);
+    }
+    if (const std::string why = spec.model->pp_problem(spec.pp); !why.empty()) {
+      g.node.at("pp").fail(why);
+    }
+    spec.cluster = config.cluster;
+    if (const std::string why = spec.cluster.stage_placement_problem(spec.tp, spec.pp);
+        !why.empty()) {
+      g.node.at("tp").fail(why);
+    }
+    if (g.power_cap_w > 0) {
+      if (const std::string why = spec.gpu->power_cap_problem(g.power_cap_w); !why.empty()) {
+        g.node.at("power_cap_w").fail(why);
+      }
+    }
+    SchedulerOptions options = base_options;
+    if (options.max_model_len <= 0) options.max_model_len = spec.model->max_position_embeddings;
+    if (spec.model->max_position_embeddings > 0 &&
+        options.max_model_len > spec.model->max_position_embeddings) {
+      // vLLM refuses to start; in a mixed fleet the router would send such contexts here.
+      config.scheduler.at("max_model_len")
+          .fail(fmt::format("{} is longer than {}'s context ({} tokens, max_position_embeddings)",
+                            options.max_model_len, spec.model->name,
+                            spec.model->max_position_embeddings));
+    }
+    const bool chunked = chunked_prefill(config.scheduler, options);
+    if (!chunked && options.max_num_batched_tokens > 0 &&
+        options.max_num_batched_tokens < options.max_model_len &&
+        !config.scheduler.has("max_model_len")) {
+      // Without chunking a prompt must fit one iteration: cap the model length at the budget.
+      options.max_model_len = options.max_num_batched_tokens;
+    }
+    if (!chunked && options.max_num_batched_tokens > 0 &&
+        options.max_num_batched_tokens < options.max_model_len) {
+      config.scheduler.fail(fmt::format(
+          "max_num_batched_tokens ({}) must be ≥ max_model_len ({}) without chunked prefill",
+          options.max_num_batched_tokens, options.max_model_len));
+    }
+    std::unique_ptr<ReplicaScheduler> first = make_replica_scheduler(config.scheduler, options);
+    if (first->token_budget() < options.max_num_seqs) {
+      // vLLM refuses to start: a full batch of decodes would not fit one iteration's budget.
+      // Blame the key the user wrote (the budget's, else max_num_seqs).
+      const char* budget_key =
+          config.scheduler.has("chunk_size") ? "chunk_size" : "max_num_batched_tokens";
+      const ConfigNode at = config.scheduler.has(budget_key) ? config.scheduler.at(budget_key)
+                            : config.scheduler.has("max_num_seqs")
+                                ? config.scheduler.at("max_num_seqs")
+                                : config.scheduler;
+      at.fail(fmt::format("{} ({}{}) must be ≥ max_num_seqs ({}), as vLLM requires", budget_key,
+                          first->token_budget(),
+                          options.max_num_batched_tokens > 0 ? "" : ", the kind's default",
+                          options.max_num_seqs));
+    }
+    std::int64_t blocks = options.num_gpu_blocks;
+    if (blocks <= 0) {
+      // Activations are reserved for the budget the scheduler will really use (its default when
+      // the config gives none: sarathi 512, chunked vllm 2048, whole prompts otherwise).
+      const MemoryPlan plan =
+          plan_kv_memory(spec, options.gpu_memory_utilization, options.block_size,
+                         first->token_budget(), options.max_num_seqs);
+      if (plan.num_blocks <= 0) {
+        constexpr double kGiB = 1073741824.0;
+        g.node.fail(fmt::format(
+            "{} does not fit on {} × {} (tp {}, pp {}): weights {:.1f} GiB + activations "
+            "{:.1f} GiB per GPU{} leave no room for one KV block in {:.1f} GiB × utilization {} "
+            "(expected more GPUs, fp8 weights, a higher gpu_memory_utilization or a smaller "
+            "token budget)",
+            spec.model->name, g.tp * g.pp, spec.gpu->name, g.tp, g.pp, plan.weight_bytes / kGiB,
+            plan.activation_bytes / kGiB,
+            g.pp > 1 ? fmt::format(" of pipeline stage {} of {}", plan.stage + 1, g.pp)
+                     : std::string(),
+            plan.gpu_bytes / kGiB, options.gpu_memory_utilization));
+      }
+      blocks = plan.num_blocks;
+    }
+    if (blocks * options.block_size < options.max_model_len) {
+      // vLLM refuses to start when one request of max_model_len could not fit the KV cache.
+      const ConfigNode at =
+          config.scheduler.has("max_model_len") ? config.scheduler.at("max_model_len") : g.node;
+      at.fail(fmt::format(
+          "max_model_len {} does not fit {}'s KV cache on {} × {} ({} blocks of {} = {} tokens), "
+          "as vLLM refuses (expected a smaller max_model_len, more GPUs or more memory)",
+          options.max_model_len, spec.model->name, g.tp * g.pp, spec.gpu->name, blocks,
+          options.block_size, blocks * options.block_size));
+    }
+    for (int i = 0; i < g.count; ++i) {
+      auto scheduler =
+          i == 0 ? std::move(first) : make_replica_scheduler(config.scheduler, options);
+      KvCache kv(blocks, options.block_size, options.watermark);
+      kv.set_prefix_caching(options.enable_prefix_caching);
+      run.fleet.push_back(std::make_unique<Replica>(next_id++, spec, std::move(scheduler), kv,
+                                                    options.max_model_len));
+      run.fleet.back()->role = g.role;
+      if (g.batches_in_flight > 0) run.fleet.back()->max_in_flight = g.batches_in_flight;
+    }
+  }
+  run.router = make_router(config.router, derive_seed(config.seed, 1));
+  if (config.disaggregated()) {
+    if (config.scheduler.get_string("kind") == "orca") {
+      config.scheduler.at("kind").fail(
+          "orca reserves each request's whole KV at admission and cannot hand a prefill off or "
+          "take one in (expected kind vllm, sarathi or edf in a disaggregated fleet)");
+    }
+    run.decode_router = make_decode_router(config.decode_router, derive_seed(config.seed, 3));
+  }
+  if (run.router->queue() != nullptr && !chunked_prefill(config.scheduler, base_options)) {
+    config.router.at("kind").fail(
+        "replicas pull from the global queue as vLLM V1's chunked-prefill scheduler admits "
+        "(expected scheduler kind sarathi or edf, or vllm with enable_chunked_prefill: true)");
+  }
+  run.cost_model = cache ? cache->cost_model(config.cost_model, dirs)
+                         : std::shared_ptr<const CostModel>(make_cost_model(config.cost_model));
+  for (const auto& g : config.replicas) {
+    if (const std::string why = run.cost_model->power_cap_problem(g.power_cap_w); !why.empty()) {
+      g.node.at("power_cap_w").fail(why + " (expected cost_model kind analytical, or no cap)");
+    }
+  }
+  run.workload = make_workload(config.workload, derive_seed(config.seed, 0));
+  std::vector<std::string> classes;
+  if (config.slo.named()) {
+    for (const SloClass& c : config.slo.classes()) classes.push_back(c.name);
+  }
+  run.workload->set_slo_classes(classes);
+  return run;
+}
+
+}  // namespace servesim

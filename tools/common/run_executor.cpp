@@ -1,0 +1,197 @@
+#include "tools/common/run_executor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+#include <tbb/parallel_invoke.h>
+
+#include "sim/config/input_error.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/output/metrics.hpp"
+#include "sim/output/output_writers.hpp"
+#include "sim/output/steady_state_window.hpp"
+#include "sim/util/fnv_hash.hpp"
+#include "sim/util/version.hpp"
+#include "tools/common/run_config_loader.hpp"
+#include "workloads/registry.hpp"
+
+namespace servesim {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The metrics summary of `config` run with every step time × `scale` (no outputs).
+nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* cache) {
+  BuiltRun run = build_run(config, cache);
+  const ScaledCostModel scaled(*run.cost_model, scale);
+  MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
+  Engine engine(run.fleet, *run.router, *run.workload, scaled, {&metrics});
+  if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
+  engine.set_slo(&run.config.slo, scaled.request_overhead_ns(), derive_seed(config.seed, 2));
+  const EngineTotals totals = engine.run();
+  return metrics.summary(totals, run.fleet, engine.network());
+}
+
+// summary["sensitivity"]: how far the answer moves when every step time is off by ±delta.
+// gain = (x(+delta) − x(−delta)) / x / (2 delta) per latency statistic: a 1% step-time error
+// moves x by about gain %; SLO attainment is given at both ends.
+nlohmann::json step_time_sensitivity(const RunConfig& config, const nlohmann::json& base,
+                                     double delta, RunCache* cache) {
+  nlohmann::json up, down;
+  tbb::parallel_invoke([&] { up = scaled_summary(config, 1 + delta, cache); },
+                       [&] { down = scaled_summary(config, 1 - delta, cache); });
+  nlohmann::json s;
+  s["delta_pct"] = delta * 100;
+  for (const auto& [metric, stats] : base["latency_ms"].items()) {
+    for (const char* stat : {"mean", "p50", "p90", "p99"}) {
+      const auto& x = stats[stat];
+      const auto& hi = up["latency_ms"][metric][stat];
+      const auto& lo = down["latency_ms"][metric][stat];
+      if (x.is_null() || hi.is_null() || lo.is_null() || x.get<double>() <= 0) {
+        s["gain"][metric][stat] = nullptr;  // no values (or no time) to move
+        continue;
+      }
+      s["gain"][metric][stat] =
+          (hi.get<double>() - lo.get<double>()) / x.get<double>() / (2 * delta);
+    }
+  }
+  if (!base["slo"].is_null()) {
+    s["slo_attainment"] = {{"base", base["slo"]["attainment"]},
+                           {"up", up["slo"]["attainment"]},
+                           {"down", down["slo"]["attainment"]}};
+  }
+  return s;
+}
+
+// The files a run read, each with its FNV-1a 64 hash: the hardware and model files of its
+// replicas and the workload's trace or length file, so two results can be told apart by their
+// inputs as well as their config.
+nlohmann::json input_files(const BuiltRun& run, RunCache* cache) {
+  nlohmann::json files = nlohmann::json::array();
+  std::vector<std::string> seen;
+  auto add = [&](const char* kind, const std::string& name, const std::string& path) {
+    if (path.empty() || std::find(seen.begin(), seen.end(), path) != seen.end()) return;
+    seen.push_back(path);
+    files.push_back({{"kind", kind},
+                     {"name", name},
+                     {"file", path},
+                     {"fnv1a64", cache ? cache->file_hash(path) : file_fnv1a64(path)}});
+  };
+  for (const auto& r : run.fleet) add("hardware", r->spec.gpu->name, r->spec.gpu->file.file());
+  for (const auto& r : run.fleet) add("model", r->spec.model->name, r->spec.model->file.file());
+  for (const char* section : {"trace", "lengths"}) {
+    const auto node = run.config.workload.find(section);
+    if (!node || !node->is_map() || !node->has("file")) continue;
+    fs::path p(node->get_string("file"));
+    if (p.is_relative()) p = fs::path(node->base_dir()) / p;
+    add(section, p.filename().string(), absolute_path(p));
+  }
+  return files;
+}
+
+// Where the constants pricing each GPU come from and what they were checked against (the
+// hardware files' `provenance:`), for cost models that use them; [] for the others.
+nlohmann::json price_provenance(const BuiltRun& run) {
+  nlohmann::json out = nlohmann::json::array();
+  const std::string_view kind = run.cost_model->name();
+  if (kind != "analytical" && kind != "rf" && kind != "rf_scaled") return out;
+  std::vector<const GpuSpec*> seen;
+  for (const auto& r : run.fleet) {
+    if (std::find(seen.begin(), seen.end(), r->spec.gpu) != seen.end()) continue;
+    seen.push_back(r->spec.gpu);
+    out.push_back({{"gpu", r->spec.gpu->name},
+                   {"constants", r->spec.gpu->provenance},
+                   {"validated", r->spec.gpu->validated}});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
+  MetricsCollector metrics(run.config.slo, run.cost_model->request_overhead_ns());
+  std::vector<RunObserver*> observers{&metrics};
+  std::optional<SteadyStateWindow> window;
+  if (run.config.output.steady_state) {
+    std::int64_t seats = 0;  // the benchmark's concurrency: every replica's max_num_seqs
+    for (const auto& r : run.fleet) seats += r->scheduler->seat_limit();
+    window.emplace(seats);
+    observers.push_back(&*window);
+  }
+  std::unique_ptr<OutputWriters> writers;
+  std::string dir = options.out_dir;
+  if (dir.empty()) dir = run.config.output.dir;
+  if (dir.empty()) dir = (fs::path("out") / run.config.name).string();
+  if (options.write_outputs) {
+    writers = std::make_unique<OutputWriters>(dir, run.config.output, run.fleet);
+    observers.push_back(writers.get());
+  }
+  Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
+  if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
+  engine.set_stop(options.stop);
+  engine.set_slo(&run.config.slo, run.cost_model->request_overhead_ns(),
+                 derive_seed(run.config.seed, 2));
+  const auto wall_start = std::chrono::steady_clock::now();
+  if (options.progress) {
+    std::ostream& progress = *options.progress;
+    const std::optional<std::int64_t> total = run.workload->expected_requests();
+    engine.set_progress([wall_start, total, &progress](const EngineTotals& t, SimTime now) {
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      const std::int64_t done = t.finished + t.rejected;
+      std::string line = fmt::format("\r  {:>10} requests done", done);
+      if (total && *total > 0) {
+        const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(*total));
+        line = fmt::format("\r  {:>10} / {} requests ({:.0f}%)", done, *total, 100 * f);
+        if (f > 0) line += fmt::format("  ETA {:.1f} s", wall / f - wall);
+      }
+      progress << line << fmt::format("  sim {:.1f} s  wall {:.1f} s ", sim_to_s(now), wall)
+               << std::flush;
+    });
+  }
+  const EngineTotals totals = engine.run();
+  if (options.progress) *options.progress << "\n";
+  const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet, engine.network());
+  nlohmann::json sensitivity;
+  if (options.sensitivity_delta > 0 && totals.complete) {
+    sensitivity = step_time_sensitivity(run.config, metrics_summary, options.sensitivity_delta,
+                                        options.cache);
+  }
+  nlohmann::json summary;
+  summary["name"] = run.config.name;
+  summary["seed"] = run.config.seed;
+  summary["servesim_version"] = std::string(servesim_version());
+  // false: stopped by a signal; the outputs hold the requests simulated until then.
+  summary["complete"] = totals.complete;
+  const std::string config_yaml = resolved_config_yaml(run.config);
+  summary["config"] = ConfigNode::parse(config_yaml, "config.yaml").to_json();
+  summary["inputs"] = input_files(run, options.cache);
+  summary["provenance"] = price_provenance(run);
+  summary["cost_model"] = std::string(run.cost_model->name());
+  summary["workload"] = std::string(run.workload->name());
+  for (const auto& [k, v] : metrics_summary.items()) summary[k] = v;
+  // What the workload changed in its input (nothing is silently adjusted): rows raised to one
+  // token, has_error rows, requests clipped to max_tokens.
+  const WorkloadCounts wc = workload_counts(*run.workload);
+  summary["workload_counts"] = {{"yielded", wc.yielded},
+                                {"zero_prompt_rows_raised_to_1", wc.zero_prompt_rows},
+                                {"zero_output_rows_raised_to_1", wc.zero_output_rows},
+                                {"error_rows", wc.error_rows},
+                                {"clipped_to_max_tokens", wc.clipped_to_max_tokens}};
+  if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
+  if (window) summary["steady_state"] = window->summary();
+  if (writers) {
+    summary["outputs"] = writers->close();
+    writers->commit(
+        "# The config this run ran with; `simulate config.yaml` reruns it.\n" + config_yaml,
+        summary.dump(2) + "\n");
+    summary["outputs"]["dir"] = dir;
+  }
+  return summary;
+}
+
+}  // namespace servesim

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <atomic>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/common/run_builder.hpp"
+#include "tools/common/run_cache.hpp"
+
+namespace servesim {
+
+struct RunOptions {
+  std::string out_dir;        // "" = the config's output.dir or out/<name>
+  bool write_outputs = true;  // false: summary only, in memory (sweeps, tests)
+  // Where the progress line goes (the command's stderr on a terminal); nullptr: none.
+  std::ostream* progress = nullptr;
+  // > 0: run twice more (no outputs) with every step time × (1 ± sensitivity_delta) and add
+  // summary["sensitivity"]: per latency metric, the % change per 1% of step-time error (gain).
+  double sensitivity_delta = 0;
+  RunCache* cache = nullptr;  // where the sensitivity runs get their catalog and cost model
+  // When set and true, the run stops at the next event and its outputs are the requests
+  // simulated so far, summary["complete"] = false (see stop_on_signals).
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Runs a built run to the end. Returns summary.json's document (also written when outputs are).
+nlohmann::json execute_run(BuiltRun& run, const RunOptions& options);
+
+}  // namespace servesim

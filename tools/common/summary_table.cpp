@@ -1,0 +1,130 @@
+#include "tools/common/summary_table.hpp"
+
+#include <cstdint>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace servesim {
+
+namespace {
+// A number of summary.json as text with `decimals` decimals (× scale), or "n/a" where it is null
+// (a statistic of no values).
+std::string number_or_na(const nlohmann::json& v, int decimals, double scale = 1) {
+  return v.is_null() ? std::string("n/a")
+                     : fmt::format("{:.{}f}", scale * v.get<double>(), decimals);
+}
+}  // namespace
+
+std::string format_summary_table(const nlohmann::json& s) {
+  std::string out;
+  const auto& req = s["requests"];
+  out += fmt::format("{} — cost model {}, workload {}, seed {}\n", s["name"].get<std::string>(),
+                     s["cost_model"].get<std::string>(), s["workload"].get<std::string>(),
+                     s["seed"].get<std::uint64_t>());
+  out += fmt::format(
+      "requests   arrived {}  finished {}  rejected {}  preemptions {}{}\n",
+      req["arrived"].get<std::int64_t>(), req["finished"].get<std::int64_t>(),
+      req["rejected"].get<std::int64_t>(), req["preemptions"].get<std::int64_t>(),
+      req.value("unfinished", std::int64_t{0}) > 0
+          ? fmt::format("  unfinished {} (stopped early)", req["unfinished"].get<std::int64_t>())
+          : std::string());
+  out += fmt::format("makespan   {:.2f} s   throughput {:.2f} req/s  {:.1f} output tok/s\n",
+                     s["makespan_s"].get<double>(), s["throughput"]["requests_per_s"].get<double>(),
+                     s["throughput"]["output_tokens_per_s"].get<double>());
+  out += fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "latency (ms)", "mean", "p50",
+                     "p90", "p95", "p99", "max");
+  for (const char* k : {"ttft", "tbt", "tpot", "e2e", "scheduling_delay"}) {
+    const auto& m = s["latency_ms"][k];
+    out +=
+        fmt::format("{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n", k, number_or_na(m["mean"], 2),
+                    number_or_na(m["p50"], 2), number_or_na(m["p90"], 2), number_or_na(m["p95"], 2),
+                    number_or_na(m["p99"], 2), number_or_na(m["max"], 2));
+  }
+  if (!s["slo"].is_null()) {
+    out += fmt::format("SLO        attainment {:.2f}%   goodput {:.2f} req/s\n",
+                       100.0 * s["slo"]["attainment"].get<double>(),
+                       s["slo"]["goodput_requests_per_s"].get<double>());
+  }
+  if (!s["energy_j"].is_null()) {
+    out += fmt::format(
+        "energy     {:.1f} kJ   {:.3f} J/output token   fleet power mean {:.0f} W  peak {:.0f} W\n",
+        s["energy_j"].get<double>() / 1e3, s["energy_j_per_output_token"].get<double>(),
+        s["power_w"]["mean"].get<double>(), s["power_w"]["peak"].get<double>());
+  }
+  if (s.contains("steady_state")) {
+    const auto& w = s["steady_state"];
+    out += fmt::format(
+        "steady     {:.1f} s window ({} seats): {} output tok/s  ITL p50 {} p90 {} ms  power {} W  "
+        "{} J/output token  batch {}\n",
+        w["window_s"].get<double>(), w["seats"].get<std::int64_t>(),
+        number_or_na(w["output_tok_s"], 0), number_or_na(w["itl_p50_ms"], 2),
+        number_or_na(w["itl_p90_ms"], 2), number_or_na(w["power_w"], 0),
+        number_or_na(w["j_per_token"], 3), number_or_na(w["avg_batch"], 1));
+  }
+  if (s.contains("sensitivity")) {
+    const auto& v = s["sensitivity"];
+    const auto& g = v["gain"];
+    out += fmt::format(
+        "sensitivity step times ±{:g}%: % change per 1% step-time error: ttft mean {} p99 "
+        "{}, tpot mean {}, e2e mean {} p99 {}\n",
+        v["delta_pct"].get<double>(), number_or_na(g["ttft"]["mean"], 1),
+        number_or_na(g["ttft"]["p99"], 1), number_or_na(g["tpot"]["mean"], 1),
+        number_or_na(g["e2e"]["mean"], 1), number_or_na(g["e2e"]["p99"], 1));
+    if (v.contains("slo_attainment")) {
+      const auto& a = v["slo_attainment"];
+      out += fmt::format("           SLO attainment {:.2f}% at +{:g}%, {:.2f}% at -{:g}%\n",
+                         100.0 * a["up"].get<double>(), v["delta_pct"].get<double>(),
+                         100.0 * a["down"].get<double>(), v["delta_pct"].get<double>());
+    }
+  }
+  if (s.contains("workload_counts")) {
+    const auto& c = s["workload_counts"];
+    std::vector<std::string> parts;
+    auto add = [&](const char* key, const char* what) {
+      const auto n = c[key].get<std::int64_t>();
+      if (n > 0) parts.push_back(fmt::format("{} {}", n, what));
+    };
+    add("zero_prompt_rows_raised_to_1", "rows with prompt 0 raised to 1");
+    add("zero_output_rows_raised_to_1", "rows with output 0 raised to 1");
+    add("error_rows", "has_error rows replayed");
+    add("clipped_to_max_tokens", "requests clipped to max_tokens");
+    if (!parts.empty()) out += fmt::format("workload   {}\n", fmt::join(parts, ", "));
+  }
+  for (const auto& p : s.value("provenance", nlohmann::json::array())) {
+    const auto& v = p["validated"];
+    std::string checked =
+        v.empty() ? std::string("nothing measured on this GPU") : v[0].get<std::string>();
+    if (v.size() > 1) checked += fmt::format(" (+{} more in summary.json)", v.size() - 1);
+    out += fmt::format("prices     {}: {}; validated: {}\n", p["gpu"].get<std::string>(),
+                       p["constants"].get<std::string>().empty()
+                           ? std::string("no provenance in its hardware file")
+                           : p["constants"].get<std::string>(),
+                       checked);
+  }
+  for (const auto& r : s["replicas"]) {
+    const int pp = r["pp"].get<int>();
+    out +=
+        fmt::format("replica {:<3} {:<10} tp{}{} {:<8} kv {:>7} blocks  steps {:>8}  busy {:.1f}%",
+                    r["id"].get<int>(), r["gpu"].get<std::string>(), r["tp"].get<int>(),
+                    pp > 1 ? fmt::format(" pp{}", pp) : "", r["scheduler"].get<std::string>(),
+                    r["kv_blocks"].get<std::int64_t>(), r["steps"].get<std::int64_t>(),
+                    100.0 * r["busy_fraction"].get<double>());
+    if (r.contains("prefix_cache")) {
+      const auto& p = r["prefix_cache"];
+      const std::string rate = number_or_na(p["hit_rate"], 1, 100);
+      out += fmt::format("  prefix hits {}{} of {} blocks, {} evicted", rate,
+                         p["hit_rate"].is_null() ? "" : "%", p["query_blocks"].get<std::int64_t>(),
+                         p["evicted_blocks"].get<std::int64_t>());
+    }
+    out += "\n";
+  }
+  if (s.contains("outputs")) {
+    out += fmt::format("outputs    {}/\n", s["outputs"]["dir"].get<std::string>());
+    for (const auto& n : s["outputs"]["notes"]) out += "note       " + n.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+}  // namespace servesim
