@@ -1,9 +1,5 @@
 #include "costmodels/registry.hpp"
 
-#include <algorithm>
-#include <functional>
-#include <string_view>
-
 #include "costmodels/analytical/analytical_cost_model.hpp"
 #include "costmodels/fixed/fixed_cost_model.hpp"
 #include "costmodels/rf/rf_cost_model.hpp"
@@ -11,49 +7,52 @@
 #include "sim/config/suggest.hpp"
 
 namespace servesim {
-namespace {
-
-struct Entry {
-  std::string_view kind;
-  std::function<std::unique_ptr<CostModel>(const ConfigNode&)> make;
-};
 
 // The explicit table of cost models (no static self-registration). Keep sorted by kind.
-const std::vector<Entry>& table() {
-  static const std::vector<Entry> entries = {
+const std::vector<CostModelEntry>& cost_model_entries() {
+  // Capabilities: needs profiles, prices a power cap, engine profile.
+  static const std::vector<CostModelEntry> entries{
       {"analytical",
-       [](const ConfigNode& n) {
+       {false, true, true},
+       [](const ConfigNode& n) -> std::unique_ptr<CostModel> {
          return std::make_unique<AnalyticalCostModel>(AnalyticalCostModel::parse(n));
        }},
       {"fixed",
-       [](const ConfigNode& n) {
+       {false, false, false},
+       [](const ConfigNode& n) -> std::unique_ptr<CostModel> {
          return std::make_unique<FixedCostModel>(FixedCostModel::parse(n));
        }},
       {"rf",
-       [](const ConfigNode& n) {
+       {true, false, false},
+       [](const ConfigNode& n) -> std::unique_ptr<CostModel> {
          return std::make_unique<RfCostModel>(RfCostModel::parse(n, RfCostModel::Kind::kVerbatim));
        }},
       {"rf_scaled",
-       [](const ConfigNode& n) {
+       {true, false, false},
+       [](const ConfigNode& n) -> std::unique_ptr<CostModel> {
          return std::make_unique<RfCostModel>(RfCostModel::parse(n, RfCostModel::Kind::kScaled));
        }},
       {"roofline",
-       [](const ConfigNode& n) {
+       {false, false, false},
+       [](const ConfigNode& n) -> std::unique_ptr<CostModel> {
          return std::make_unique<RooflineCostModel>(RooflineCostModel::parse(n));
        }},
   };
   return entries;
 }
 
-}  // namespace
+const CostModelEntry* find_cost_model(std::string_view kind) {
+  for (const CostModelEntry& e : cost_model_entries()) {
+    if (e.kind == kind) return &e;
+  }
+  return nullptr;
+}
 
 std::unique_ptr<CostModel> make_cost_model(const ConfigNode& node) {
   node.require_map("a cost model section with a 'kind:' key");
   const ConfigNode kind_node = node.at("kind");
   const std::string kind = kind_node.as_string();
-  for (const Entry& e : table()) {
-    if (e.kind == kind) return e.make(node);
-  }
+  if (const CostModelEntry* e = find_cost_model(kind)) return e->make(node);
   std::string known;
   for (const std::string& k : cost_model_kinds()) known += (known.empty() ? "" : ", ") + k;
   kind_node.fail("unknown cost model '" + kind + "' (" + did_you_mean(kind, cost_model_kinds()) +
@@ -62,8 +61,7 @@ std::unique_ptr<CostModel> make_cost_model(const ConfigNode& node) {
 
 std::vector<std::string> cost_model_kinds() {
   std::vector<std::string> kinds;
-  for (const Entry& e : table()) kinds.emplace_back(e.kind);
-  std::sort(kinds.begin(), kinds.end());
+  for (const CostModelEntry& e : cost_model_entries()) kinds.emplace_back(e.kind);
   return kinds;
 }
 

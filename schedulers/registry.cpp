@@ -1,7 +1,6 @@
 #include "schedulers/registry.hpp"
 
-#include <functional>
-#include <map>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -20,16 +19,58 @@
 namespace servesim {
 namespace {
 
-using SchedulerFactory = std::function<std::unique_ptr<ReplicaScheduler>(const SchedulerOptions&)>;
-using RouterFactory =
-    std::function<std::unique_ptr<Router>(const ConfigNode& node, std::uint64_t seed)>;
+// Capabilities of the vLLM V1 chunked-prefill family (sarathi, edf, chunked vllm).
+constexpr SchedulerCapabilities kChunked{/*chunked_prefill=*/true, /*prefix_caching=*/true,
+                                         /*prefill_role=*/true, /*decode_role=*/true,
+                                         /*pulls_fleet_queue=*/true};
 
-const std::map<std::string, SchedulerFactory>& scheduler_table() {
-  static const std::map<std::string, SchedulerFactory> table{
-      {"edf", [](const SchedulerOptions& o) { return std::make_unique<EdfScheduler>(o); }},
-      {"orca", [](const SchedulerOptions& o) { return std::make_unique<OrcaScheduler>(o); }},
-      {"sarathi", [](const SchedulerOptions& o) { return std::make_unique<SarathiScheduler>(o); }},
+// A router kind that takes only `kind:`.
+template <class R>
+std::unique_ptr<Router> make_plain(const ConfigNode& n, std::uint64_t /*seed*/) {
+  n.check_keys({"kind"});
+  return std::make_unique<R>();
+}
+
+// A router kind whose static R::parse reads its section (and refuses unknown keys).
+template <class R>
+std::unique_ptr<Router> make_parsed(const ConfigNode& n, std::uint64_t /*seed*/) {
+  return std::make_unique<R>(R::parse(n));
+}
+
+}  // namespace
+
+// The explicit table of replica schedulers (no static self-registration). Keep sorted by kind.
+const std::vector<SchedulerEntry>& replica_scheduler_entries() {
+  static const std::vector<SchedulerEntry> entries{
+      {"edf",
+       {"preempt_for_deadline"},
+       [](const SchedulerOptions&) { return kChunked; },
+       [](const SchedulerOptions& o) -> std::unique_ptr<ReplicaScheduler> {
+         return std::make_unique<EdfScheduler>(o);
+       },
+       ""},
+      {"orca",
+       {},
+       [](const SchedulerOptions&) { return SchedulerCapabilities{}; },
+       [](const SchedulerOptions& o) -> std::unique_ptr<ReplicaScheduler> {
+         return std::make_unique<OrcaScheduler>(o);
+       },
+       "reserves each request's whole KV at admission"},
+      {"sarathi",
+       {},
+       [](const SchedulerOptions&) { return kChunked; },
+       [](const SchedulerOptions& o) -> std::unique_ptr<ReplicaScheduler> {
+         return std::make_unique<SarathiScheduler>(o);
+       },
+       ""},
       {"vllm",
+       {},
+       [](const SchedulerOptions& o) {
+         if (o.enable_chunked_prefill) return kChunked;
+         SchedulerCapabilities c;
+         c.prefix_caching = c.prefill_role = c.decode_role = true;
+         return c;
+       },
        [](const SchedulerOptions& o) -> std::unique_ptr<ReplicaScheduler> {
          if (o.enable_chunked_prefill) {
            // vLLM's chunked-prefill default budget for online serving is 2048 tokens.
@@ -38,131 +79,208 @@ const std::map<std::string, SchedulerFactory>& scheduler_table() {
            return std::make_unique<SarathiScheduler>(chunked);
          }
          return std::make_unique<VllmScheduler>(o);
-       }},
+       },
+       ""},
   };
-  return table;
+  return entries;
 }
 
-const std::map<std::string, RouterFactory>& router_table() {
-  static const std::map<std::string, RouterFactory> table{
-      {"global_queue",
-       [](const ConfigNode& n, std::uint64_t) {
-         return std::make_unique<GlobalQueueRouter>(GlobalQueueRouter::parse(n));
-       }},
-      {"least_outstanding",
-       [](const ConfigNode& n, std::uint64_t) {
-         n.check_keys({"kind"});
-         return std::make_unique<LeastOutstandingRouter>();
-       }},
-      {"least_prefill_tokens",
-       [](const ConfigNode& n, std::uint64_t) {
-         n.check_keys({"kind"});
-         return std::make_unique<LeastPrefillRouter>();
-       }},
-      {"power_aware",
-       [](const ConfigNode& n, std::uint64_t) {
-         n.check_keys({"kind"});
-         return std::make_unique<PowerAwareRouter>(/*cap_blind=*/false);
-       }},
+// The explicit table of routers. Keep sorted by kind.
+const std::vector<RouterEntry>& router_entries() {
+  // Capabilities: routes arrivals, routes decodes, fleet queue, prices with the cost model.
+  static const std::vector<RouterEntry> entries{
       {"cap_blind",
-       [](const ConfigNode& n, std::uint64_t) {
+       {true, false, false, true},
+       [](const ConfigNode& n, std::uint64_t) -> std::unique_ptr<Router> {
          n.check_keys({"kind"});
          return std::make_unique<PowerAwareRouter>(/*cap_blind=*/true);
        }},
-      {"random",
-       [](const ConfigNode& n, std::uint64_t seed) {
-         n.check_keys({"kind"});
-         return std::make_unique<RandomRouter>(seed);
-       }},
-      {"round_robin",
-       [](const ConfigNode& n, std::uint64_t) {
-         n.check_keys({"kind"});
-         return std::make_unique<RoundRobinRouter>();
-       }},
-  };
-  return table;
-}
-
-// Decode routers pick among decode replicas with room now: none queues or refuses.
-const std::map<std::string, RouterFactory>& decode_router_table() {
-  static const std::map<std::string, RouterFactory> table{
+      {"global_queue", {true, false, true, true}, make_parsed<GlobalQueueRouter>},
+      {"least_outstanding", {true, true, false, false}, make_plain<LeastOutstandingRouter>},
+      {"least_prefill_tokens", {true, false, false, false}, make_plain<LeastPrefillRouter>},
       {"most_free_kv",
-       [](const ConfigNode& n, std::uint64_t) {
+       {false, true, false, false},
+       [](const ConfigNode& n, std::uint64_t) -> std::unique_ptr<Router> {
          n.check_keys({"kind", "local_first"});
          return std::make_unique<MostFreeKvRouter>(n.get_bool("local_first", false));
        }},
-      {"least_outstanding", router_table().at("least_outstanding")},
-      {"random", router_table().at("random")},
-      {"round_robin", router_table().at("round_robin")},
+      {"power_aware",
+       {true, false, false, true},
+       [](const ConfigNode& n, std::uint64_t) -> std::unique_ptr<Router> {
+         n.check_keys({"kind"});
+         return std::make_unique<PowerAwareRouter>(/*cap_blind=*/false);
+       }},
+      {"random",
+       {true, true, false, false},
+       [](const ConfigNode& n, std::uint64_t seed) -> std::unique_ptr<Router> {
+         n.check_keys({"kind"});
+         return std::make_unique<RandomRouter>(seed);
+       }},
+      {"round_robin", {true, true, false, false}, make_plain<RoundRobinRouter>},
   };
-  return table;
+  return entries;
 }
 
-template <class Table>
-std::vector<std::string> kinds_of(const Table& table) {
+namespace {
+
+template <class Entry, class Keep>
+std::vector<std::string> kinds_of(const std::vector<Entry>& table, Keep keep) {
   std::vector<std::string> out;
-  for (const auto& [k, v] : table) out.push_back(k);
+  for (const Entry& e : table) {
+    if (keep(e)) out.emplace_back(e.kind);
+  }
   return out;
 }
 
-template <class Table>
-const typename Table::mapped_type& lookup(const Table& table, const ConfigNode& node,
-                                          std::string_view what) {
+// The entry of node["kind"] among those `keep` accepts; an unknown kind is an InputError at it
+// that lists the known kinds.
+template <class Entry, class Keep>
+const Entry& lookup(const std::vector<Entry>& table, const ConfigNode& node, std::string_view what,
+                    Keep keep) {
   const ConfigNode kind = node.at("kind");
   const std::string name = kind.as_string();
-  auto it = table.find(name);
-  if (it == table.end()) {
-    const std::vector<std::string> known = kinds_of(table);
-    kind.fail(fmt::format("unknown {} '{}' ({}known: {})", what, name, did_you_mean(name, known),
-                          fmt::join(known, ", ")));
+  for (const Entry& e : table) {
+    if (e.kind == name && keep(e)) return e;
   }
-  return it->second;
+  const std::vector<std::string> known = kinds_of(table, keep);
+  kind.fail(fmt::format("unknown {} '{}' ({}known: {})", what, name, did_you_mean(name, known),
+                        fmt::join(known, ", ")));
+}
+
+const SchedulerEntry& scheduler_entry(const ConfigNode& node) {
+  return lookup(replica_scheduler_entries(), node, "scheduler",
+                [](const SchedulerEntry&) { return true; });
+}
+
+// "a, b or c".
+std::string one_of(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return out;
+}
+
+// Scheduler kinds with a capability under default options.
+template <class Has>
+std::vector<std::string> scheduler_kinds_with(Has has) {
+  return kinds_of(replica_scheduler_entries(),
+                  [&has](const SchedulerEntry& e) { return has(e.capabilities({})); });
+}
+
+// The kinds that chunk: "kind edf or sarathi, or vllm with enable_chunked_prefill: true".
+std::string chunked_kinds() {
+  const auto chunks = [](const SchedulerCapabilities& c) { return c.chunked_prefill; };
+  std::string out = "kind " + one_of(scheduler_kinds_with(chunks));
+  SchedulerOptions chunked;
+  chunked.enable_chunked_prefill = true;
+  for (const SchedulerEntry& e : replica_scheduler_entries()) {
+    if (!e.capabilities({}).chunked_prefill && e.capabilities(chunked).chunked_prefill) {
+      out += fmt::format(", or {} with enable_chunked_prefill: true", e.kind);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
+const SchedulerEntry* find_replica_scheduler(std::string_view kind) {
+  for (const SchedulerEntry& e : replica_scheduler_entries()) {
+    if (e.kind == kind) return &e;
+  }
+  return nullptr;
+}
+
+const RouterEntry* find_router(std::string_view kind) {
+  for (const RouterEntry& e : router_entries()) {
+    if (e.kind == kind) return &e;
+  }
+  return nullptr;
+}
+
+SchedulerCapabilities scheduler_capabilities(const ConfigNode& node,
+                                             const SchedulerOptions& options) {
+  return scheduler_entry(node).capabilities(options);
+}
+
 bool chunked_prefill(const ConfigNode& node, const SchedulerOptions& options) {
-  (void)lookup(scheduler_table(), node, "scheduler");  // an unknown kind is named first
-  const std::string kind = node.get_string("kind");
-  return kind == "sarathi" || kind == "edf" || (kind == "vllm" && options.enable_chunked_prefill);
+  return scheduler_capabilities(node, options).chunked_prefill;
 }
 
 std::unique_ptr<ReplicaScheduler> make_replica_scheduler(const ConfigNode& node,
                                                          const SchedulerOptions& options) {
   node.require_map("a scheduler section");
-  const auto& factory = lookup(scheduler_table(), node, "scheduler");
+  const SchedulerEntry& entry = scheduler_entry(node);
   std::vector<std::string> known(std::begin(kCommonSchedulerKeys), std::end(kCommonSchedulerKeys));
-  if (node.get_string("kind") == "edf") known.emplace_back("preempt_for_deadline");
+  for (const std::string_view key : entry.extra_keys) known.emplace_back(key);
   node.check_keys(known);
-  if (options.async_scheduling && !chunked_prefill(node, options)) {
+  const SchedulerCapabilities caps = entry.capabilities(options);
+  if (options.async_scheduling && !caps.chunked_prefill) {
     node.at("async_scheduling")
-        .fail(
-            "async scheduling is vLLM V1's: it needs chunked prefill (kind sarathi, or vllm "
-            "with enable_chunked_prefill: true)");
+        .fail(fmt::format("async scheduling is vLLM V1's: it needs chunked prefill ({})",
+                          chunked_kinds()));
   }
-  if (options.enable_prefix_caching && node.get_string("kind", "") == "orca") {
+  if (options.enable_prefix_caching && !caps.prefix_caching) {
     node.at("enable_prefix_caching")
-        .fail(
-            "orca reserves each request's whole KV at admission and keeps no prefix cache "
-            "(expected kind vllm or sarathi for prefix caching)");
+        .fail(fmt::format("{} {} and keeps no prefix cache (expected kind {} for prefix caching)",
+                          entry.kind, entry.limitation,
+                          one_of(scheduler_kinds_with(
+                              [](const SchedulerCapabilities& c) { return c.prefix_caching; }))));
   }
-  return factory(options);
+  return entry.make(options);
+}
+
+void check_disaggregation_roles(const ConfigNode& scheduler, const SchedulerOptions& options) {
+  const SchedulerEntry& entry = scheduler_entry(scheduler);
+  const SchedulerCapabilities caps = entry.capabilities(options);
+  if (caps.prefill_role && caps.decode_role) return;
+  scheduler.at("kind").fail(fmt::format(
+      "{} {} and cannot hand a prefill off or take one in (expected kind {} in a disaggregated "
+      "fleet)",
+      entry.kind, entry.limitation, one_of(scheduler_kinds_with([](const SchedulerCapabilities& c) {
+        return c.prefill_role && c.decode_role;
+      }))));
+}
+
+void check_fleet_queue(const ConfigNode& router, const ConfigNode& scheduler,
+                       const SchedulerOptions& options) {
+  const RouterEntry& entry = lookup(router_entries(), router, "router", [](const RouterEntry& e) {
+    return e.capabilities.routes_arrivals;
+  });
+  if (!entry.capabilities.fleet_queue ||
+      scheduler_capabilities(scheduler, options).pulls_fleet_queue) {
+    return;
+  }
+  router.at("kind").fail(fmt::format(
+      "replicas pull from the {} router's queue as vLLM V1's chunked-prefill scheduler admits "
+      "(expected scheduler {})",
+      entry.kind, chunked_kinds()));
 }
 
 std::unique_ptr<Router> make_router(const ConfigNode& node, std::uint64_t seed) {
   node.require_map("a router section");
-  const auto& factory = lookup(router_table(), node, "router");
-  return factory(node, seed);
+  return lookup(router_entries(), node, "router",
+                [](const RouterEntry& e) { return e.capabilities.routes_arrivals; })
+      .make(node, seed);
 }
 
 std::unique_ptr<Router> make_decode_router(const ConfigNode& node, std::uint64_t seed) {
   node.require_map("a decode_router section");
-  const auto& factory = lookup(decode_router_table(), node, "decode router");
-  return factory(node, seed);
+  return lookup(router_entries(), node, "decode router",
+                [](const RouterEntry& e) { return e.capabilities.routes_decodes; })
+      .make(node, seed);
 }
 
-std::vector<std::string> replica_scheduler_kinds() { return kinds_of(scheduler_table()); }
-std::vector<std::string> router_kinds() { return kinds_of(router_table()); }
-std::vector<std::string> decode_router_kinds() { return kinds_of(decode_router_table()); }
+std::vector<std::string> replica_scheduler_kinds() {
+  return kinds_of(replica_scheduler_entries(), [](const SchedulerEntry&) { return true; });
+}
+std::vector<std::string> router_kinds() {
+  return kinds_of(router_entries(),
+                  [](const RouterEntry& e) { return e.capabilities.routes_arrivals; });
+}
+std::vector<std::string> decode_router_kinds() {
+  return kinds_of(router_entries(),
+                  [](const RouterEntry& e) { return e.capabilities.routes_decodes; });
+}
 
 }  // namespace servesim

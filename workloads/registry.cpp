@@ -18,19 +18,6 @@
 namespace servesim {
 namespace {
 
-// The `kind` of a section, which must be one of `known`.
-std::string read_kind(const ConfigNode& section, std::string_view what,
-                      const std::vector<std::string>& known) {
-  section.require_map(fmt::format("a {} section", what));
-  const ConfigNode kind = section.at("kind");
-  const std::string k = kind.as_string();
-  if (std::find(known.begin(), known.end(), k) == known.end()) {
-    kind.fail(fmt::format("unknown {} kind '{}' ({}known: {})", what, k, did_you_mean(k, known),
-                          fmt::join(known, ", ")));
-  }
-  return k;
-}
-
 std::int32_t read_tokens(const ConfigNode& section, std::string_view key) {
   return static_cast<std::int32_t>(section.get_positive_int(key));  // ≤ INT32_MAX
 }
@@ -122,63 +109,68 @@ std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions op
   return std::make_unique<TraceWorkload>(read_file_path(trace), *format, rescale, options, seed);
 }
 
-ArrivalSpec read_arrivals(const ConfigNode& arrival) {
-  const std::string kind = read_kind(arrival, "arrival", arrival_kinds());
-  if (kind == "gamma") {
-    arrival.check_keys({"kind", "qps", "cv"});
-    const double cv = arrival.get_positive("cv");
-    // Gamma shape 1/cv²: outside [1e-4, 1e4] the draws degenerate (0, or NaN for shapes that
-    // overflow). Bursty production traces have cv of 1 to 10.
-    if (cv < kMinGammaCv || cv > kMaxGammaCv) {
-      arrival.at("cv").fail(fmt::format("expected a coefficient of variation in [{}, {}], got {}",
-                                        kMinGammaCv, kMaxGammaCv, cv));
-    }
-    return GammaArrivals{arrival.get_positive("qps"), cv};
+ArrivalSpec parse_gamma(const ConfigNode& arrival) {
+  arrival.check_keys({"kind", "qps", "cv"});
+  const double cv = arrival.get_positive("cv");
+  // Gamma shape 1/cv²: outside [1e-4, 1e4] the draws degenerate (0, or NaN for shapes that
+  // overflow). Bursty production traces have cv of 1 to 10.
+  if (cv < kMinGammaCv || cv > kMaxGammaCv) {
+    arrival.at("cv").fail(fmt::format("expected a coefficient of variation in [{}, {}], got {}",
+                                      kMinGammaCv, kMaxGammaCv, cv));
   }
-  if (kind == "stages") {
-    arrival.check_keys({"kind", "stages", "gap_s"});
-    StagedArrivals staged;
-    staged.gap = horizon_seconds(arrival, "gap_s", arrival.get_nonnegative("gap_s", 0.0));
-    const ConfigNode list = arrival.at("stages");
-    if (!list.is_sequence() || list.size() == 0) {
-      list.fail("expected a list of stages [{rate, duration_s}, …]");
-    }
-    for (const ConfigNode& st : list.items()) {
-      st.require_map("a stage {rate, duration_s}");
-      st.check_keys({"rate", "duration_s"});
-      ArrivalStage stage;
-      stage.rate = st.get_positive("rate");
-      const double duration_s = st.get_positive("duration_s");
-      stage.duration = horizon_seconds(st, "duration_s", duration_s);
-      const double n = stage.rate * duration_s;
-      stage.requests = std::llround(n);
-      if (std::abs(n - static_cast<double>(stage.requests)) > 1e-6 * std::max(1.0, n)) {
-        st.fail(
-            fmt::format("rate × duration_s = {} is not a whole number of requests (expected "
-                        "exactly rate × duration_s requests per stage)",
-                        n));
-      }
-      if (stage.requests < 1) {
-        st.fail(
-            fmt::format("rate × duration_s = {} gives no request (expected at least one per "
-                        "stage)",
-                        n));
-      }
-      staged.stages.push_back(stage);
-      // The stages and the gaps between them must end inside the horizon (each is below it,
-      // so the running sum cannot wrap).
-      if (const SimTime end = stages_end(staged); end > kSimHorizon) {
-        st.fail(
-            fmt::format("the stages so far end {:.3g} s into the run, past the simulated-time "
-                        "horizon ({:.0e} s)",
-                        sim_to_s(end), kSimHorizonS));
-      }
-    }
-    return staged;
-  }
+  return GammaArrivals{arrival.get_positive("qps"), cv};
+}
+
+ArrivalSpec parse_poisson(const ConfigNode& arrival) {
   arrival.check_keys({"kind", "qps"});
-  if (kind == "static") return StaticArrivals{arrival.get_positive("qps")};
   return PoissonArrivals{arrival.get_positive("qps")};
+}
+
+ArrivalSpec parse_static(const ConfigNode& arrival) {
+  arrival.check_keys({"kind", "qps"});
+  return StaticArrivals{arrival.get_positive("qps")};
+}
+
+ArrivalSpec parse_stages(const ConfigNode& arrival) {
+  arrival.check_keys({"kind", "stages", "gap_s"});
+  StagedArrivals staged;
+  staged.gap = horizon_seconds(arrival, "gap_s", arrival.get_nonnegative("gap_s", 0.0));
+  const ConfigNode list = arrival.at("stages");
+  if (!list.is_sequence() || list.size() == 0) {
+    list.fail("expected a list of stages [{rate, duration_s}, …]");
+  }
+  for (const ConfigNode& st : list.items()) {
+    st.require_map("a stage {rate, duration_s}");
+    st.check_keys({"rate", "duration_s"});
+    ArrivalStage stage;
+    stage.rate = st.get_positive("rate");
+    const double duration_s = st.get_positive("duration_s");
+    stage.duration = horizon_seconds(st, "duration_s", duration_s);
+    const double n = stage.rate * duration_s;
+    stage.requests = std::llround(n);
+    if (std::abs(n - static_cast<double>(stage.requests)) > 1e-6 * std::max(1.0, n)) {
+      st.fail(
+          fmt::format("rate × duration_s = {} is not a whole number of requests (expected "
+                      "exactly rate × duration_s requests per stage)",
+                      n));
+    }
+    if (stage.requests < 1) {
+      st.fail(
+          fmt::format("rate × duration_s = {} gives no request (expected at least one per "
+                      "stage)",
+                      n));
+    }
+    staged.stages.push_back(stage);
+    // The stages and the gaps between them must end inside the horizon (each is below it,
+    // so the running sum cannot wrap).
+    if (const SimTime end = stages_end(staged); end > kSimHorizon) {
+      st.fail(
+          fmt::format("the stages so far end {:.3g} s into the run, past the simulated-time "
+                      "horizon ({:.0e} s)",
+                      sim_to_s(end), kSimHorizonS));
+    }
+  }
+  return staged;
 }
 
 // min_tokens and max_tokens of a zipf or uniform section.
@@ -221,65 +213,68 @@ LengthHistogram read_histogram(const ConfigNode& node) {
   return h;
 }
 
-LengthSpec read_lengths(const ConfigNode& lengths) {
-  const std::string kind = read_kind(lengths, "lengths", length_kinds());
-  if (kind == "conversation") {
-    lengths.check_keys({"kind", "turns_mean", "prompt_tokens_mean", "reply_ratio", "sigma",
-                        "template_tokens", "max_prompt_tokens", "unique_requests", "output"});
-    ConversationLengths c;
-    c.turns_mean = lengths.get_positive("turns_mean");
-    if (c.turns_mean < 1) lengths.at("turns_mean").fail("expected a mean of at least 1 turn");
-    c.prompt_tokens_mean = lengths.get_positive("prompt_tokens_mean");
-    c.reply_ratio = lengths.get_nonnegative("reply_ratio", 1.0);
-    c.sigma = lengths.get_nonnegative("sigma", 1.0);
-    if (c.sigma > 4) lengths.at("sigma").fail("expected a lognormal shape in [0, 4]");
-    const std::int64_t tmpl = lengths.get_int("template_tokens", 0);
-    if (tmpl < 0 || tmpl > 100000) lengths.at("template_tokens").fail("expected [0, 100000]");
-    c.template_tokens = static_cast<std::int32_t>(tmpl);
-    c.max_prompt_tokens = read_tokens(lengths, "max_prompt_tokens");
-    if (c.prompt_tokens_mean > c.max_prompt_tokens) {
-      lengths.at("prompt_tokens_mean").fail("is above max_prompt_tokens");
-    }
-    c.unique_requests = lengths.get_int("unique_requests", 0);
-    if (c.unique_requests < 0) lengths.at("unique_requests").fail("expected a count ≥ 0");
-    c.output = read_histogram(lengths.at("output"));
-    return c;
+LengthSpec parse_conversation(const ConfigNode& lengths) {
+  lengths.check_keys({"kind", "turns_mean", "prompt_tokens_mean", "reply_ratio", "sigma",
+                      "template_tokens", "max_prompt_tokens", "unique_requests", "output"});
+  ConversationLengths c;
+  c.turns_mean = lengths.get_positive("turns_mean");
+  if (c.turns_mean < 1) lengths.at("turns_mean").fail("expected a mean of at least 1 turn");
+  c.prompt_tokens_mean = lengths.get_positive("prompt_tokens_mean");
+  c.reply_ratio = lengths.get_nonnegative("reply_ratio", 1.0);
+  c.sigma = lengths.get_nonnegative("sigma", 1.0);
+  if (c.sigma > 4) lengths.at("sigma").fail("expected a lognormal shape in [0, 4]");
+  const std::int64_t tmpl = lengths.get_int("template_tokens", 0);
+  if (tmpl < 0 || tmpl > 100000) lengths.at("template_tokens").fail("expected [0, 100000]");
+  c.template_tokens = static_cast<std::int32_t>(tmpl);
+  c.max_prompt_tokens = read_tokens(lengths, "max_prompt_tokens");
+  if (c.prompt_tokens_mean > c.max_prompt_tokens) {
+    lengths.at("prompt_tokens_mean").fail("is above max_prompt_tokens");
   }
-  if (kind == "trace") {
-    lengths.check_keys({"kind", "file"});
-    return load_trace_lengths(read_file_path(lengths));
+  c.unique_requests = lengths.get_int("unique_requests", 0);
+  if (c.unique_requests < 0) lengths.at("unique_requests").fail("expected a count ≥ 0");
+  c.output = read_histogram(lengths.at("output"));
+  return c;
+}
+
+LengthSpec parse_trace_lengths(const ConfigNode& lengths) {
+  lengths.check_keys({"kind", "file"});
+  return load_trace_lengths(read_file_path(lengths));
+}
+
+LengthSpec parse_chat(const ConfigNode& lengths) {
+  lengths.check_keys({"kind", "num_groups", "users_per_group", "system_prompt_tokens",
+                      "question_tokens", "output_tokens"});
+  ChatLengths c;
+  c.num_groups = lengths.get_positive_int("num_groups");
+  c.users_per_group = lengths.get_positive_int("users_per_group");
+  const std::int64_t system = lengths.get_int("system_prompt_tokens", 0);
+  if (system < 0 || system > std::numeric_limits<std::int32_t>::max()) {
+    lengths.at("system_prompt_tokens").fail("expected a token count in [0, 2147483647]");
   }
-  if (kind == "shared_prefix_chat") {
-    lengths.check_keys({"kind", "num_groups", "users_per_group", "system_prompt_tokens",
-                        "question_tokens", "output_tokens"});
-    ChatLengths c;
-    c.num_groups = lengths.get_positive_int("num_groups");
-    c.users_per_group = lengths.get_positive_int("users_per_group");
-    const std::int64_t system = lengths.get_int("system_prompt_tokens", 0);
-    if (system < 0 || system > std::numeric_limits<std::int32_t>::max()) {
-      lengths.at("system_prompt_tokens").fail("expected a token count in [0, 2147483647]");
-    }
-    c.system_prompt_tokens = static_cast<std::int32_t>(system);
-    c.question_tokens = read_tokens(lengths, "question_tokens");
-    if (system + c.question_tokens > std::numeric_limits<std::int32_t>::max()) {
-      lengths.at("question_tokens")
-          .fail(fmt::format("system_prompt_tokens + question_tokens = {} is more than a prompt can "
-                            "have (2147483647)",
-                            system + c.question_tokens));
-    }
-    c.output_tokens = read_tokens(lengths, "output_tokens");
-    return c;
+  c.system_prompt_tokens = static_cast<std::int32_t>(system);
+  c.question_tokens = read_tokens(lengths, "question_tokens");
+  if (system + c.question_tokens > std::numeric_limits<std::int32_t>::max()) {
+    lengths.at("question_tokens")
+        .fail(fmt::format("system_prompt_tokens + question_tokens = {} is more than a prompt can "
+                          "have (2147483647)",
+                          system + c.question_tokens));
   }
-  if (kind == "fixed") {
-    lengths.check_keys({"kind", "prompt_tokens", "output_tokens"});
-    return FixedLengths{read_tokens(lengths, "prompt_tokens"),
-                        read_tokens(lengths, "output_tokens")};
-  }
-  if (kind == "uniform") {
-    lengths.check_keys({"kind", "min_tokens", "max_tokens", "prefill_decode_ratio"});
-    const auto [lo, hi] = read_token_range(lengths);
-    return UniformLengths{lo, hi, lengths.get_positive("prefill_decode_ratio")};
-  }
+  c.output_tokens = read_tokens(lengths, "output_tokens");
+  return c;
+}
+
+LengthSpec parse_fixed(const ConfigNode& lengths) {
+  lengths.check_keys({"kind", "prompt_tokens", "output_tokens"});
+  return FixedLengths{read_tokens(lengths, "prompt_tokens"), read_tokens(lengths, "output_tokens")};
+}
+
+LengthSpec parse_uniform(const ConfigNode& lengths) {
+  lengths.check_keys({"kind", "min_tokens", "max_tokens", "prefill_decode_ratio"});
+  const auto [lo, hi] = read_token_range(lengths);
+  return UniformLengths{lo, hi, lengths.get_positive("prefill_decode_ratio")};
+}
+
+LengthSpec parse_zipf(const ConfigNode& lengths) {
   lengths.check_keys({"kind", "min_tokens", "max_tokens", "theta", "prefill_decode_ratio"});
   const auto [lo, hi] = read_token_range(lengths);
   const double theta = lengths.get_double("theta", 0.6);
@@ -289,11 +284,58 @@ LengthSpec read_lengths(const ConfigNode& lengths) {
   return ZipfLengths{lo, hi, theta, lengths.get_positive("prefill_decode_ratio")};
 }
 
+// The entry of section["kind"], which must be in `table`.
+template <class Entry>
+const Entry& read_kind(const ConfigNode& section, std::string_view what,
+                       const std::vector<Entry>& table) {
+  section.require_map(fmt::format("a {} section", what));
+  const ConfigNode kind = section.at("kind");
+  const std::string k = kind.as_string();
+  std::vector<std::string> known;
+  for (const Entry& e : table) {
+    if (e.kind == k) return e;
+    known.emplace_back(e.kind);
+  }
+  kind.fail(fmt::format("unknown {} kind '{}' ({}known: {})", what, k, did_you_mean(k, known),
+                        fmt::join(known, ", ")));
+}
+
 }  // namespace
 
-std::vector<std::string> arrival_kinds() { return {"gamma", "poisson", "stages", "static"}; }
+// The explicit tables of arrival and length kinds. Keep sorted by kind.
+const std::vector<ArrivalEntry>& arrival_entries() {
+  // Capabilities: ends on its own.
+  static const std::vector<ArrivalEntry> entries{
+      {"gamma", {false}, parse_gamma},
+      {"poisson", {false}, parse_poisson},
+      {"stages", {true}, parse_stages},
+      {"static", {false}, parse_static},
+  };
+  return entries;
+}
+
+const std::vector<LengthEntry>& length_entries() {
+  // Capabilities: brings its own prefixes, reads a file.
+  static const std::vector<LengthEntry> entries{
+      {"conversation", {true, false}, parse_conversation},
+      {"fixed", {false, false}, parse_fixed},
+      {"shared_prefix_chat", {true, false}, parse_chat},
+      {"trace", {false, true}, parse_trace_lengths},
+      {"uniform", {false, false}, parse_uniform},
+      {"zipf", {false, false}, parse_zipf},
+  };
+  return entries;
+}
+
+std::vector<std::string> arrival_kinds() {
+  std::vector<std::string> out;
+  for (const ArrivalEntry& e : arrival_entries()) out.emplace_back(e.kind);
+  return out;
+}
 std::vector<std::string> length_kinds() {
-  return {"conversation", "fixed", "shared_prefix_chat", "trace", "uniform", "zipf"};
+  std::vector<std::string> out;
+  for (const LengthEntry& e : length_entries()) out.emplace_back(e.kind);
+  return out;
 }
 std::vector<std::string> trace_formats() { return trace_format_names(); }
 
@@ -315,16 +357,16 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
   if (!node.has("arrival") || !node.has("lengths")) {
     node.fail("expected either 'trace', or both 'arrival' and 'lengths'");
   }
-  const ArrivalSpec arrivals = read_arrivals(node.at("arrival"));
-  if (!options.num_requests && !options.duration &&
-      !std::holds_alternative<StagedArrivals>(arrivals)) {
+  const ConfigNode arrival = node.at("arrival");
+  const ArrivalEntry& arrival_kind = read_kind(arrival, "arrival", arrival_entries());
+  const ArrivalSpec arrivals = arrival_kind.parse(arrival);
+  if (!options.num_requests && !options.duration && !arrival_kind.capabilities.ends_on_its_own) {
     node.fail(
         "a synthetic workload never ends on its own (expected num_requests, duration_s or "
         "both)");
   }
   // The mean arrival span of num_requests at the configured rate must stay inside the horizon
   // (ArrivalProcess stops a random excursion past it too, without the config position).
-  const ConfigNode arrival = node.at("arrival");
   if (options.num_requests && arrival.has("qps") && !options.duration) {
     const double span = static_cast<double>(*options.num_requests) / arrival.get_positive("qps");
     if (span > 0.5 * kSimHorizonS) {
@@ -334,10 +376,10 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
           *options.num_requests, span, kSimHorizonS));
     }
   }
-  LengthSpec lengths = read_lengths(node.at("lengths"));
-  if ((std::holds_alternative<ChatLengths>(lengths) ||
-       std::holds_alternative<ConversationLengths>(lengths)) &&
-      node.has("shared_prefix")) {
+  const ConfigNode lengths_node = node.at("lengths");
+  const LengthEntry& length_kind = read_kind(lengths_node, "lengths", length_entries());
+  LengthSpec lengths = length_kind.parse(lengths_node);
+  if (length_kind.capabilities.brings_own_prefixes && node.has("shared_prefix")) {
     node.at("shared_prefix")
         .fail(
             "cannot be combined with shared_prefix_chat or conversation lengths (they bring their "

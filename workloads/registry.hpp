@@ -3,10 +3,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/config/config_node.hpp"
 #include "sim/engine/workload.hpp"
+#include "workloads/arrival_process.hpp"
+#include "workloads/length_sampler.hpp"
 #include "workloads/workload_options.hpp"
 
 namespace servesim {
@@ -28,6 +31,39 @@ namespace servesim {
 //   shared_prefix: {num_groups: N, prefix_tokens: N} | {group_by: prompt_length}
 //   trace.output_tokens: N replaces the output count of every successful row
 std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t seed);
+
+// What an arrival kind does beyond drawing arrival times.
+struct ArrivalCapabilities {
+  // Yields a finite number of requests by itself (no num_requests or duration_s needed).
+  bool ends_on_its_own = false;
+};
+
+// One `workload.arrival.kind` of the registry (workloads/registry.cpp).
+struct ArrivalEntry {
+  std::string_view kind;
+  ArrivalCapabilities capabilities;
+  // Parses its section (unknown keys are errors), before simulated time 0.
+  ArrivalSpec (*parse)(const ConfigNode& section);
+};
+
+// What a length kind does beyond drawing prompt and output lengths.
+struct LengthCapabilities {
+  // Gives requests shared prefixes itself (so `shared_prefix:` cannot be combined with it).
+  bool brings_own_prefixes = false;
+  bool reads_file = false;  // its section names a CSV `file:` (relative to the config's folder)
+};
+
+// One `workload.lengths.kind` of the registry (workloads/registry.cpp).
+struct LengthEntry {
+  std::string_view kind;
+  LengthCapabilities capabilities;
+  // Parses its section (unknown keys are errors; files are read), before simulated time 0.
+  LengthSpec (*parse)(const ConfigNode& section);
+};
+
+// Every entry, sorted by kind.
+const std::vector<ArrivalEntry>& arrival_entries();
+const std::vector<LengthEntry>& length_entries();
 // Known arrival kinds and length kinds, sorted (for messages and the contract test).
 std::vector<std::string> arrival_kinds();
 std::vector<std::string> length_kinds();

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodels/registry.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/config/suggest.hpp"
@@ -33,7 +34,8 @@ std::optional<std::string> EngineProfile::file_of(const std::string& name) {
 }
 
 std::shared_ptr<const EngineProfile> EngineProfile::of_cost_model(const ConfigNode& cost_model) {
-  if (cost_model.get_string("kind", "") != "analytical" || !cost_model.has("engine")) {
+  const CostModelEntry* entry = find_cost_model(cost_model.get_string("kind", ""));
+  if (entry == nullptr || !entry->capabilities.engine_profile || !cost_model.has("engine")) {
     return nullptr;
   }
   return load(cost_model.at("engine"));

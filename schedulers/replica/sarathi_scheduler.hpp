@@ -16,7 +16,11 @@ namespace servesim {
 // it processes step N's output); an idle replica schedules at once.
 // Attached to a fleet-level queue (attach_queue), it admits from that queue, in the queue's
 // order, whenever its own waiting queue (then only preempted requests) has nothing to admit.
-class SarathiScheduler : public SchedulerBase {
+// Serves either role of prefill/decode disaggregation.
+class SarathiScheduler : public SchedulerBase,
+                         public PrefillRole,
+                         public DecodeRole,
+                         public FleetQueuePuller {
  public:
   explicit SarathiScheduler(SchedulerOptions options);
   std::string_view name() const override { return "sarathi"; }
@@ -24,6 +28,10 @@ class SarathiScheduler : public SchedulerBase {
     queue_ = queue;
     self_ = self;
   }
+  void release_handed_off(Request* request, KvCache& kv) override {
+    release_transferred_kv(request, kv);
+  }
+  void accept_transferred(Request* request, SimTime /*now*/) override { join_running(request); }
   // What a look-ahead of this scheduler reads (schedulers/router/lookahead.hpp).
   const std::deque<Request*>& waiting() const { return waiting_; }
   const std::vector<Request*>& running() const { return running_; }

@@ -148,10 +148,6 @@ void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache&
   }
 }
 
-void SchedulerBase::accept_transferred(Request* request, SimTime /*now*/) {
-  running_.push_back(request);
-}
-
 std::int64_t SchedulerBase::prefill_backlog_tokens() const {
   std::int64_t tokens = 0;
   auto add = [&tokens](const Request* r) {

@@ -11,7 +11,8 @@ namespace servesim {
 // Queues and bookkeeping shared by the iteration-level schedulers: a FCFS waiting queue
 // (preempted requests re-enter at its front) and a running list in admission order.
 // Invariants: a request is in at most one of waiting/running; every running request holds its
-// KV blocks; waiting requests hold none.
+// KV blocks; waiting requests hold none. It serves no optional role itself: a kind that does
+// derives from the role's interface and forwards to the helpers below.
 class SchedulerBase : public ReplicaScheduler {
  public:
   explicit SchedulerBase(SchedulerOptions options) : options_(options) {}
@@ -28,8 +29,6 @@ class SchedulerBase : public ReplicaScheduler {
                        std::vector<std::int32_t>& later) const override;
   std::int32_t token_budget() const override { return options_.max_num_batched_tokens; }
   std::int32_t seat_limit() const override { return options_.max_num_seqs; }
-  void release_handed_off(Request* request, KvCache& kv) override { free_kv(request, kv); }
-  void accept_transferred(Request* request, SimTime now) override;
   const SchedulerOptions& options() const { return options_; }
 
  protected:
@@ -59,6 +58,10 @@ class SchedulerBase : public ReplicaScheduler {
   // KV above the watermark, moves it to running and schedules it. False (nothing changed) when
   // the blocks are short or, with `whole`, the prompt exceeds the budget.
   bool admit_head_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole);
+  // What PrefillRole::release_handed_off and DecodeRole::accept_transferred do, for the kinds
+  // that serve those roles.
+  void release_transferred_kv(Request* r, KvCache& kv) { free_kv(r, kv); }
+  void join_running(Request* r) { running_.push_back(r); }
   // Frees every KV block of r (private ones, and its references on shared prefix blocks).
   static void free_kv(Request* r, KvCache& kv);
   // What complete_batch does with a finished request's KV: frees it (a scheduler that forms its

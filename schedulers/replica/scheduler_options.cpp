@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "schedulers/registry.hpp"
+
 namespace servesim {
 
 SchedulerOptions parse_scheduler_options(const ConfigNode& node) {
@@ -23,11 +25,10 @@ SchedulerOptions parse_scheduler_options(const ConfigNode& node) {
   o.num_gpu_blocks = node.get_positive_int("num_gpu_blocks", 0);
   o.max_model_len = static_cast<std::int32_t>(node.get_positive_int("max_model_len", 0));
   o.enable_chunked_prefill = node.get_bool("enable_chunked_prefill", false);
-  // vLLM V1 (chunked prefill: sarathi, or vllm with enable_chunked_prefill) keeps no watermark;
-  // vLLM V0 (and Vidur's schedulers) keep 1% of the blocks free at admission.
-  const std::string kind = node.get_string("kind", "");
-  const bool v1 =
-      kind == "sarathi" || kind == "edf" || (kind == "vllm" && o.enable_chunked_prefill);
+  // vLLM V1 (a kind with chunked prefill) keeps no watermark; vLLM V0 (and Vidur's schedulers)
+  // keep 1% of the blocks free at admission. An unknown kind is reported when it is built.
+  const SchedulerEntry* entry = find_replica_scheduler(node.get_string("kind", ""));
+  const bool v1 = entry != nullptr && entry->capabilities(o).chunked_prefill;
   o.watermark = node.get_fraction("watermark", v1 ? 0.0 : 0.01);
   o.enable_prefix_caching = node.get_bool("enable_prefix_caching", false);
   o.async_scheduling = node.get_bool("async_scheduling", false);

@@ -23,7 +23,15 @@ Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel
   }
   if (FleetQueue* q = router_.queue()) {
     for (auto& r : fleet_) {
-      if (r->role != ReplicaRole::kDecode) r->scheduler->attach_queue(q, r->id);
+      if (r->role == ReplicaRole::kDecode) continue;
+      auto* puller = dynamic_cast<FleetQueuePuller*>(r->scheduler.get());
+      if (puller == nullptr) {
+        throw std::invalid_argument(fmt::format(
+            "router '{}' holds requests in a fleet-level queue, but scheduler '{}' of replica {} "
+            "cannot pull from one",
+            router_.name(), r->scheduler->name(), r->id));
+      }
+      puller->attach_queue(q, r->id);
     }
   }
 }
@@ -326,6 +334,23 @@ void Engine::set_disaggregation(Router& decode_router, const ClusterSpec& cluste
   network_ = std::make_unique<LinkNetwork>(fleet_, cluster);
   for (std::size_t i = 0; i < fleet_.size(); ++i) fleet_[i]->node = network_->placement()[i].node;
   incoming_.assign(fleet_.size(), 0);
+  // Resolved once here: a transfer then costs one virtual call on each side, as any other.
+  prefill_roles_.assign(fleet_.size(), nullptr);
+  decode_roles_.assign(fleet_.size(), nullptr);
+  for (const auto& r : fleet_) {
+    const auto i = static_cast<std::size_t>(r->id);
+    const bool decode = r->role == ReplicaRole::kDecode;
+    if (decode) {
+      decode_roles_[i] = dynamic_cast<DecodeRole*>(r->scheduler.get());
+    } else {
+      prefill_roles_[i] = dynamic_cast<PrefillRole*>(r->scheduler.get());
+    }
+    if (decode ? decode_roles_[i] == nullptr : prefill_roles_[i] == nullptr) {
+      throw std::invalid_argument(fmt::format("scheduler '{}' of replica {} cannot serve a {} role",
+                                              r->scheduler->name(), r->id,
+                                              decode ? "decode" : "prefill"));
+    }
+  }
 }
 
 double Engine::kv_bytes(const Request& r, const ReplicaSpec& spec) const {
@@ -404,12 +429,12 @@ void Engine::on_transfers(SimTime now) {
     Request& r = *t.request;
     Replica& from = *fleet_[static_cast<std::size_t>(t.from)];
     Replica& to = *fleet_[static_cast<std::size_t>(t.to)];
-    from.scheduler->release_handed_off(&r, from.kv);
+    prefill_roles_[static_cast<std::size_t>(t.from)]->release_handed_off(&r, from.kv);
     r.kv_blocks = t.blocks;
     r.kv_shared = 0;
     r.replica = t.to;
     --incoming_[static_cast<std::size_t>(t.to)];
-    to.scheduler->accept_transferred(&r, now);
+    decode_roles_[static_cast<std::size_t>(t.to)]->accept_transferred(&r, now);
     ++totals_.transfers;
     totals_.transfer_bytes += t.bytes;
     totals_.transfer_tokens += r.computed;

@@ -39,13 +39,14 @@ struct EngineTotals {
   std::int64_t handoff_waits = 0;
 };
 
-// The discrete-event loop of one run (DESIGN.md, "The data path of one run"). It is handed its
+// The discrete-event loop of one run. It is handed its
 // parts so tests can pass fakes. Events: arrivals (all requests arriving at one instant are
 // admitted before any replica forms a batch) and step ends. A replica that goes idle forms its
 // next batch at once. Single-threaded; deterministic for a given workload.
 // Invariant at the end of a complete run(): arrived == finished + rejected, and every KV block is
-// free. A router with a fleet-level queue (Router::queue) is wired to every replica's scheduler
-// at construction; replicas then pull from it when they form a batch.
+// free. A router with a fleet-level queue (Router::queue) is wired to every non-decode replica's
+// scheduler (which must be a FleetQueuePuller) at construction; replicas then pull from it when
+// they form a batch.
 class Engine {
  public:
   using Progress = std::function<void(const EngineTotals&, SimTime now)>;
@@ -71,7 +72,8 @@ class Engine {
   // has a seat and KV for its prompt above the watermark (the decode router picks among those),
   // whose KV is then allocated; its KV moves over `cluster`'s links (LinkNetwork) while the
   // prefill replica still holds it; at the end the prefill side frees it and the request decodes
-  // on the decode replica. Call before run().
+  // on the decode replica. Every decode replica's scheduler must be a DecodeRole and every other
+  // one's a PrefillRole. Call before run().
   void set_disaggregation(Router& decode_router, const ClusterSpec& cluster);
   const LinkNetwork* network() const { return network_.get(); }
 
@@ -150,7 +152,10 @@ class Engine {
   std::vector<std::int64_t> free_slots_;
   std::vector<std::int64_t> transfers_done_;
   std::vector<std::int32_t> incoming_;  // per replica: transfers in flight to it
-  std::int64_t network_version_ = 0;    // a kTransfer event of an older version is stale
+  // Per replica, the optional scheduler interface of its role (nullptr for the other role).
+  std::vector<PrefillRole*> prefill_roles_;
+  std::vector<DecodeRole*> decode_roles_;
+  std::int64_t network_version_ = 0;  // a kTransfer event of an older version is stale
 };
 
 }  // namespace servesim

@@ -29,4 +29,13 @@ class FleetQueue {
   virtual std::int64_t size() const = 0;
 };
 
+// Optional interface of a replica scheduler that can pull from a fleet-level queue.
+class FleetQueuePuller {
+ public:
+  virtual ~FleetQueuePuller() = default;
+  // From now on, also admit from `queue` (in its order) whenever the own waiting queue has
+  // nothing to admit; `self` is this scheduler's replica.
+  virtual void attach_queue(FleetQueue* queue, ReplicaId self) = 0;
+};
+
 }  // namespace servesim

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -17,6 +18,9 @@ namespace servesim {
 // arrived requests, asks for the next batch when the replica is idle, and reports the end of
 // each step. Requests are owned by the engine; the scheduler holds pointers until it returns
 // them through `finished`. Not thread-safe: one scheduler per replica per run.
+// What only some schedulers can do is an optional interface a scheduler also derives from
+// (PrefillRole and DecodeRole below, FleetQueuePuller in fleet_queue.hpp); its registry entry
+// declares it, and the engine resolves it once, before the run.
 class ReplicaScheduler {
  public:
   ReplicaScheduler() = default;
@@ -32,19 +36,10 @@ class ReplicaScheduler {
   virtual void next_batch(SimTime now, KvCache& kv, Batch& batch) = 0;
   // Called after the engine applied a finished step (token counts advanced, tokens emitted):
   // removes requests that are done from the running set, frees their KV and appends them to
-  // `finished`.
+  // `finished`. A request with hand_off set is returned at its first token still holding its KV
+  // (only a PrefillRole scheduler is given such requests).
   virtual void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
                               std::vector<Request*>& finished) = 0;
-  // Prefill/decode disaggregation. A request with hand_off set is returned through `finished` at
-  // its first token still holding its KV; the engine frees it with release_handed_off once the
-  // transfer ended. A request transferred in (its KV already held here, prompt computed, first
-  // token emitted) joins the running set through accept_transferred.
-  virtual void release_handed_off(Request* /*request*/, KvCache& /*kv*/) {
-    throw std::logic_error("scheduler '" + std::string(name()) + "' cannot serve a prefill role");
-  }
-  virtual void accept_transferred(Request* /*request*/, SimTime /*now*/) {
-    throw std::logic_error("scheduler '" + std::string(name()) + "' cannot serve a decode role");
-  }
   // Most requests it runs at once (max_num_seqs).
   virtual std::int32_t seat_limit() const = 0;
   // Requests waiting or running (outstanding work, for routers).
@@ -61,15 +56,29 @@ class ReplicaScheduler {
   // prefill is done (prompt + generated).
   virtual void decode_contexts(std::vector<std::int32_t>& decoding,
                                std::vector<std::int32_t>& later) const = 0;
-  // From now on, also admit from `queue` (in its order) whenever the own waiting queue has nothing
-  // to admit; `self` is this scheduler's replica. Schedulers that cannot pull refuse.
-  virtual void attach_queue(FleetQueue* /*queue*/, ReplicaId /*self*/) {
-    throw std::logic_error("scheduler '" + std::string(name()) +
-                           "' cannot pull from a fleet-level queue");
-  }
   // Most tokens one step may carry (the configured budget or this scheduler's default); the
   // memory planner reserves activations for it.
   virtual std::int32_t token_budget() const = 0;
+};
+
+// Optional interface of a scheduler that serves the prefill side of prefill/decode
+// disaggregation: it returns a request with hand_off set through `finished` at its first token
+// still holding its KV, and frees that KV when told the transfer ended.
+class PrefillRole {
+ public:
+  virtual ~PrefillRole() = default;
+  // Frees the KV of `request`, handed off earlier, whose transfer has ended.
+  virtual void release_handed_off(Request* request, KvCache& kv) = 0;
+};
+
+// Optional interface of a scheduler that serves the decode side of prefill/decode
+// disaggregation.
+class DecodeRole {
+ public:
+  virtual ~DecodeRole() = default;
+  // Adds a request transferred in (its KV already held here, prompt computed, first token
+  // emitted) to the running set.
+  virtual void accept_transferred(Request* request, SimTime now) = 0;
 };
 
 }  // namespace servesim

@@ -1,5 +1,6 @@
 #include "costmodels/registry.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -29,7 +30,7 @@ BatchShape decode_batch(int n, std::int32_t ctx) {
 // The smallest valid section of each kind: `kind:` alone, except the profile-trained ones, which
 // get the shipped A100 profile, a scratch cache and a small forest (empty when the data is absent).
 std::string minimal_section(const std::string& kind) {
-  if (kind != "rf" && kind != "rf_scaled") return "kind: " + kind;
+  if (!find_cost_model(kind)->capabilities.needs_profiles) return "kind: " + kind;
   const std::filesystem::path profiles =
       std::filesystem::path(SERVESIM_SHARED_DIR) / "data/vidur/profiling/compute";
   if (!std::filesystem::is_directory(profiles)) return "";
@@ -77,6 +78,29 @@ TEST_CASE(
       CHECK(cm->step(BatchShape{}, r).total_ns == 0);
     }
   }
+}
+
+TEST_CASE("every cost model entry builds models that do what it declares",
+          "[costmodels][contract]") {
+  const std::vector<std::string> kinds = cost_model_kinds();
+  CHECK(std::is_sorted(kinds.begin(), kinds.end()));
+  for (const CostModelEntry& entry : cost_model_entries()) {
+    const std::string kind(entry.kind);
+    INFO("kind " << kind);
+    CHECK(find_cost_model(kind) == &entry);
+    if (entry.capabilities.needs_profiles) {
+      // Without its profiles it cannot be built; the error names what is missing.
+      CHECK_THROWS_AS(make_cost_model(ConfigNode::parse("kind: " + kind, "x")), InputError);
+    }
+    const std::string section = minimal_section(kind);
+    if (section.empty()) continue;
+    const auto cm = make_cost_model(ConfigNode::parse(section, "contract"));
+    CHECK(cm->prices_power_cap() == entry.capabilities.prices_power_cap);
+    if (!entry.capabilities.engine_profile) {
+      CHECK_THROWS_AS(make_cost_model(ConfigNode::parse(section + "\nengine: x", "x")), InputError);
+    }
+  }
+  CHECK(find_cost_model("rooflin") == nullptr);
 }
 
 TEST_CASE("an unknown cost model kind is an input error that lists the known kinds",

@@ -18,7 +18,7 @@ TEST_CASE("enable_prefix_caching is accepted by every scheduler with a prefix ca
         ConfigNode::parse(fmt::format("kind: {}\nenable_prefix_caching: true\n", kind), "t.yaml");
     const SchedulerOptions o = parse_scheduler_options(node);
     CHECK(o.enable_prefix_caching);
-    if (kind == "orca") {
+    if (!scheduler_capabilities(node, o).prefix_caching) {
       // Orca reserves whole lives at admission and never looks a prefix up: refused, not ignored.
       CHECK_THROWS_WITH(make_replica_scheduler(node, o),
                         Catch::Contains("t.yaml:2:24: enable_prefix_caching: orca reserves each "

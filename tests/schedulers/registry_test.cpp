@@ -1,5 +1,6 @@
 #include "schedulers/registry.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -199,5 +200,100 @@ TEST_CASE("async_scheduling is refused where there is no chunked prefill",
                            "{kind: vllm, enable_chunked_prefill: true, async_scheduling: true}"}) {
     const ConfigNode n = ConfigNode::parse(text, "t");
     CHECK_NOTHROW(make_replica_scheduler(n, parse_scheduler_options(n)));
+  }
+}
+
+TEST_CASE("Every scheduler entry exposes exactly the optional roles it declares",
+          "[schedulers][registry][contract]") {
+  const auto kinds = replica_scheduler_kinds();
+  CHECK(std::is_sorted(kinds.begin(), kinds.end()));
+  for (const SchedulerEntry& entry : replica_scheduler_entries()) {
+    for (const bool chunked : {false, true}) {
+      INFO("kind " << entry.kind << ", enable_chunked_prefill " << chunked);
+      const ConfigNode node = ConfigNode::parse(
+          fmt::format("kind: {}\nenable_chunked_prefill: {}\n", entry.kind, chunked), "t.yaml");
+      const SchedulerOptions o = parse_scheduler_options(node);
+      const SchedulerCapabilities caps = scheduler_capabilities(node, o);
+      CHECK(chunked_prefill(node, o) == caps.chunked_prefill);
+      CHECK(o.watermark == (caps.chunked_prefill ? 0.0 : 0.01));
+      auto s = make_replica_scheduler(node, o);
+      CHECK((dynamic_cast<PrefillRole*>(s.get()) != nullptr) == caps.prefill_role);
+      CHECK((dynamic_cast<DecodeRole*>(s.get()) != nullptr) == caps.decode_role);
+      CHECK((dynamic_cast<FleetQueuePuller*>(s.get()) != nullptr) == caps.pulls_fleet_queue);
+      // The checks made before simulated time 0 follow the declared capabilities.
+      if (caps.prefill_role && caps.decode_role) {
+        CHECK_NOTHROW(check_disaggregation_roles(node, o));
+      } else {
+        CHECK_THROWS_WITH(check_disaggregation_roles(node, o),
+                          StartsWith("t.yaml:1:7: ") && Contains("cannot hand a prefill off"));
+      }
+      for (const RouterEntry& router : router_entries()) {
+        if (!router.capabilities.routes_arrivals) continue;
+        INFO("router " << router.kind);
+        const ConfigNode r = ConfigNode::parse(fmt::format("kind: {}\n", router.kind), "r.yaml");
+        if (router.capabilities.fleet_queue && !caps.pulls_fleet_queue) {
+          CHECK_THROWS_WITH(check_fleet_queue(r, node, o),
+                            StartsWith("r.yaml:1:7: ") && Contains("replicas pull from"));
+        } else {
+          CHECK_NOTHROW(check_fleet_queue(r, node, o));
+        }
+      }
+      // A declared feature is accepted, a missing one refused at its key.
+      const ConfigNode with = ConfigNode::parse(
+          fmt::format("kind: {}\nenable_chunked_prefill: {}\nasync_scheduling: true\n"
+                      "enable_prefix_caching: true\n",
+                      entry.kind, chunked),
+          "t.yaml");
+      SchedulerOptions wo = parse_scheduler_options(with);
+      wo.enable_prefix_caching = false;
+      if (caps.chunked_prefill) {
+        CHECK_NOTHROW(make_replica_scheduler(with, wo));
+      } else {
+        CHECK_THROWS_WITH(make_replica_scheduler(with, wo), StartsWith("t.yaml:3:"));
+      }
+      wo = parse_scheduler_options(with);
+      wo.async_scheduling = false;
+      if (caps.prefix_caching) {
+        CHECK_NOTHROW(make_replica_scheduler(with, wo));
+      } else {
+        CHECK_THROWS_WITH(make_replica_scheduler(with, wo), StartsWith("t.yaml:4:"));
+      }
+    }
+  }
+}
+
+TEST_CASE("Every router entry serves the roles it declares", "[schedulers][registry][contract]") {
+  Fleet fleet;
+  for (int i = 0; i < 3; ++i) {
+    fleet.push_back(std::make_unique<Replica>(i, ReplicaSpec{}, scheduler_from("kind: vllm\n"),
+                                              KvCache(100, 16, 0.0), 4096));
+  }
+  const auto cost = make_cost_model(ConfigNode::parse("kind: fixed", "t.yaml"));
+  const auto decode_kinds = decode_router_kinds();
+  CHECK(std::is_sorted(decode_kinds.begin(), decode_kinds.end()));
+  for (const RouterEntry& entry : router_entries()) {
+    INFO("kind " << entry.kind);
+    const RouterCapabilities& caps = entry.capabilities;
+    CHECK((caps.routes_arrivals || caps.routes_decodes));
+    CHECK(find_router(entry.kind) == &entry);
+    const ConfigNode node = ConfigNode::parse(fmt::format("kind: {}\n", entry.kind), "t.yaml");
+    if (caps.routes_arrivals) {
+      CHECK((make_router(node, 1)->queue() != nullptr) == caps.fleet_queue);
+    } else {
+      CHECK_THROWS_WITH(make_router(node, 1), Contains("unknown router"));
+    }
+    if (!caps.routes_decodes) {
+      CHECK_THROWS_WITH(make_decode_router(node, 1), Contains("unknown decode router"));
+      continue;
+    }
+    CHECK_FALSE(caps.fleet_queue);  // a decode router never holds a request
+    auto router = make_decode_router(node, 42);
+    CHECK(router->name() == entry.kind);
+    router->attach(fleet, *cost);
+    Request r;
+    for (int i = 0; i < 20; ++i) {
+      const ReplicaId id = router->route(r, fleet, {0, 2}, 0);
+      CHECK((id == 0 || id == 2));
+    }
   }
 }

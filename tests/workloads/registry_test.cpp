@@ -1,5 +1,7 @@
 #include "workloads/registry.hpp"
 
+#include <map>
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -15,18 +17,21 @@ using servesim::test::kFixed;
 using servesim::test::make;
 using servesim::test::trace_yaml;
 
-TEST_CASE("every arrival kind and length kind in the registry builds a working workload",
-          "[workloads][registry]") {
-  CHECK(arrival_kinds() == std::vector<std::string>{"gamma", "poisson", "stages", "static"});
-  CHECK(length_kinds() == std::vector<std::string>{"conversation", "fixed", "shared_prefix_chat",
-                                                   "trace", "uniform", "zipf"});
-  const std::map<std::string, std::string> arrivals = {
+namespace {
+
+// A working section of every arrival kind.
+std::map<std::string, std::string> arrival_sections() {
+  return {
       {"gamma", "{kind: gamma, qps: 4, cv: 2}"},
       {"poisson", "{kind: poisson, qps: 4}"},
       {"stages", "{kind: stages, stages: [{rate: 4, duration_s: 10}, {rate: 8, duration_s: 10}]}"},
       {"static", "{kind: static, qps: 4}"},
   };
-  const std::map<std::string, std::string> lengths = {
+}
+
+// A working section of every length kind.
+std::map<std::string, std::string> length_sections() {
+  return {
       {"conversation",
        "{kind: conversation, turns_mean: 2, prompt_tokens_mean: 300, max_prompt_tokens: 2000, "
        "output: {edges: [1, 100, 400], counts: [3, 1]}}"},
@@ -38,6 +43,17 @@ TEST_CASE("every arrival kind and length kind in the registry builds a working w
       {"uniform", "{kind: uniform, min_tokens: 10, max_tokens: 20, prefill_decode_ratio: 2}"},
       {"zipf", "{kind: zipf, min_tokens: 10, max_tokens: 20, prefill_decode_ratio: 2}"},
   };
+}
+
+}  // namespace
+
+TEST_CASE("every arrival kind and length kind in the registry builds a working workload",
+          "[workloads][registry]") {
+  CHECK(arrival_kinds() == std::vector<std::string>{"gamma", "poisson", "stages", "static"});
+  CHECK(length_kinds() == std::vector<std::string>{"conversation", "fixed", "shared_prefix_chat",
+                                                   "trace", "uniform", "zipf"});
+  const auto arrivals = arrival_sections();
+  const auto lengths = length_sections();
   for (const auto& a : arrival_kinds()) {
     for (const auto& l : length_kinds()) {
       INFO(a << " × " << l);
@@ -226,4 +242,42 @@ TEST_CASE("workloads that cannot be built say what is missing", "[workloads][bad
                                   "time_scale: 1e300}}\n",
                                   fixture("small_vidur_format.csv"))),
              Contains("test.yaml:2:") && Contains("past the simulated-time horizon"));
+}
+
+TEST_CASE("every arrival and length entry does what its capabilities declare",
+          "[workloads][registry][contract]") {
+  const auto arrivals = arrival_sections();
+  const auto lengths = length_sections();
+  for (const ArrivalEntry& entry : arrival_entries()) {
+    const std::string kind(entry.kind);
+    INFO("arrival " << kind);
+    REQUIRE(arrivals.count(kind) == 1);
+    const std::string yaml =
+        fmt::format("workload:\n  arrival: {}\n  lengths: {}\n", arrivals.at(kind), kFixed);
+    if (entry.capabilities.ends_on_its_own) {
+      CHECK(!drain(*make(yaml)).empty());
+    } else {
+      CHECK_THAT(error_of(yaml), Contains("never ends on its own"));
+    }
+  }
+  for (const LengthEntry& entry : length_entries()) {
+    const std::string kind(entry.kind);
+    INFO("lengths " << kind);
+    REQUIRE(lengths.count(kind) == 1);
+    const std::string yaml = fmt::format(
+        "workload:\n  arrival: {{kind: poisson, qps: 4}}\n  lengths: {}\n  num_requests: 5\n"
+        "  shared_prefix: {{num_groups: 2, prefix_tokens: 4}}\n",
+        lengths.at(kind));
+    if (entry.capabilities.brings_own_prefixes) {
+      CHECK_THAT(error_of(yaml), Contains("cannot be combined with"));
+    } else {
+      CHECK(drain(*make(yaml)).size() == 5);
+    }
+    if (entry.capabilities.reads_file) {
+      CHECK_THAT(error_of(fmt::format("workload:\n  arrival: {{kind: poisson, qps: 4}}\n  lengths: "
+                                      "{{kind: {}, file: no_such_file.csv}}\n  num_requests: 5\n",
+                                      kind)),
+                 Contains("no_such_file.csv"));
+    }
+  }
 }

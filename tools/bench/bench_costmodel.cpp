@@ -27,7 +27,7 @@ using namespace servesim;
 // The `cost_model:` section that makes `kind` runnable: the RF kinds need the home GPU and the
 // profile folder; the others run on their defaults.
 std::string section_for(const std::string& kind, const fs::path& profiles) {
-  if (kind == "rf" || kind == "rf_scaled") {
+  if (find_cost_model(kind)->capabilities.needs_profiles) {
     return fmt::format("{{kind: {}, gpu: a100, profiles: \"{}\"}}", kind,
                        fs::absolute(profiles).string());
   }

@@ -155,18 +155,10 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));
   if (config.disaggregated()) {
-    if (config.scheduler.get_string("kind") == "orca") {
-      config.scheduler.at("kind").fail(
-          "orca reserves each request's whole KV at admission and cannot hand a prefill off or "
-          "take one in (expected kind vllm, sarathi or edf in a disaggregated fleet)");
-    }
+    check_disaggregation_roles(config.scheduler, base_options);
     run.decode_router = make_decode_router(config.decode_router, derive_seed(config.seed, 3));
   }
-  if (run.router->queue() != nullptr && !chunked_prefill(config.scheduler, base_options)) {
-    config.router.at("kind").fail(
-        "replicas pull from the global queue as vLLM V1's chunked-prefill scheduler admits "
-        "(expected scheduler kind sarathi or edf, or vllm with enable_chunked_prefill: true)");
-  }
+  check_fleet_queue(config.router, config.scheduler, base_options);
   run.cost_model = cache ? cache->cost_model(config.cost_model, dirs)
                          : std::shared_ptr<const CostModel>(make_cost_model(config.cost_model));
   for (const auto& g : config.replicas) {
