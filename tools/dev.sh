@@ -56,7 +56,7 @@ case "$mode" in
     ;;
   test)
     install_missing
-    # Formatting is part of the contract (STYLE.md); list the offenders and fail.
+    # CI checks formatting too, so a misformatted file fails here first; list the offenders.
     mapfile -t sources < <(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find sim costmodels schedulers workloads tools tests -name '*.[ch]pp')
     if ! clang-format --dry-run --Werror "${sources[@]}" 2>/dev/null; then
       clang-format --dry-run "${sources[@]}" 2>&1 | grep -E '^[^ ].*warning' | cut -d: -f1 | sort -u >&2

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Compares two ways of carrying the light kernels' stream rates from the A100 home fit to another
-GPU (issue #20, PHYSICS.md §9): the carried bandwidth fraction the hardware files use (the A100
-fraction x the file's memory ratio) and a carried per-SM law, Little's law for a kernel whose rate
-is set by the bytes each SM keeps in flight:
+GPU, since latency-bound light kernels run at a rate the bandwidth ratio alone does not predict:
+the carried bandwidth fraction the hardware files use (the A100 fraction x the file's memory
+ratio) and a carried per-SM law, Little's law for a kernel whose rate is set by the bytes each SM
+keeps in flight:
 
     rate = min(c_k * SMs * f_boost, stream * BW),  c_k = fraction_k(A100) * BW_A100 / (SMs * f)_A100
 
 with c_k in bytes per SM per clock (the invariant unit) and `stream` the best DRAM fraction a
-streaming kernel reaches, 0.88 on A100-80 (seed E1.3a) x the file's memory ratio. On A100 the two
-rules give the same rates (in sample). For each GPU named, writes its hardware file with the
+streaming kernel reaches, 0.88 on A100-80 (ncu-measured eta_max) x the file's memory ratio. On
+A100 the two rules give the same rates (in sample). For each GPU named, writes its hardware file with the
 law's fractions into OUT/<gpu>.yaml and prints `costmodel validate` per light-op class under
 both rules.
 
@@ -25,7 +26,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOME = "a100-80gb"
-HOME_STREAM = 0.88  # A100-80 eta_max of seed E1.3a: a streaming kernel's best share of DRAM BW
+HOME_STREAM = 0.88  # A100-80 eta_max (ncu): a streaming kernel's best share of DRAM BW
 KERNEL = re.compile(r"^(    (\w+): \{floor_ns: [0-9.]+, bw_fraction: )([0-9.]+)", re.M)
 LIGHT_OPS = ["emb", "input_layernorm", "attn_rope", "post_attention_layernorm", "mlp_act", "add"]
 

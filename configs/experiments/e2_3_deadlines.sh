@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seed's E2.3 study (configs/experiments/README.md): FCFS, EDF + QLM's native estimator and
+# The E2.3 study (configs/experiments/README.md): FCFS, EDF + QLM's native estimator and
 # EDF + the mechanism estimator, each with keep / reject / demote, on one H100 from 10 to 120 req/s,
 # 5 seeds (each seed one trace, shared by every policy at every load). Extra arguments go to sweep
 # (--out DIR, --threads N, -q …); SWEEP names the sweep binary (default build/tools/sweep).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seed's E2.8 study (configs/experiments/README.md): two RTX 5090s capped at 400 W and
+# The E2.8 study (configs/experiments/README.md): two RTX 5090s capped at 400 W and
 # 575 W; each mix is one large prefill chunk L (4096, 8192, 16384 tokens) and small chunks
 # totalling 0.5 L (8 of L/16) or 1.5 L (12 of L/8). Placed by the power model's capped prices
 # (aware), by the uncapped price (blind) and by enumeration (oracle). Extra arguments go to

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seed's E2.9 study (configs/experiments/README.md): the analytical model picks the largest
+# The E2.9 study (configs/experiments/README.md): the analytical model picks the largest
 # chunk budget whose TBT p99 honours each SLO; the same grid priced by the RF baseline on the
 # measured H200 table is the oracle. Extra arguments go to sweep (--out DIR, --threads 1,2, -q …);
 # SWEEP names the sweep binary (default build/tools/sweep).

@@ -1,9 +1,9 @@
 #pragma once
 
-// The contract every fuzz target checks (STYLE.md, "Errors"): a parser given any bytes returns
-// normally or throws InputError whose message says where — "file:LINE[:COL]: …" or the flag that
-// gave the value ("--set …"). Any other exception escapes (libFuzzer reports it as a crash), and
-// an InputError without a location aborts with its message.
+// The contract every fuzz target checks (README.md, "Bad input exits 1"): a parser given any bytes
+// returns normally or throws InputError whose message says where — "file:LINE[:COL]: …" or the
+// flag that gave the value ("--set …"). Any other exception escapes (libFuzzer reports it as a
+// crash), and an InputError without a location aborts with its message.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

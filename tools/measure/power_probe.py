@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Sustained clock, board power and temperature of one GPU under steady kernels (for issue #17).
+"""Sustained clock, board power and temperature of one GPU under steady kernels.
 
-The power model (costmodels/analytical/power_model.hpp, PHYSICS 6) settles each kernel at the
+The power model (costmodels/analytical/power_model.hpp) settles each kernel at the
 clock where its board power meets the cap.  Two questions it cannot answer from public data:
   1. Does the clock a GEMM sustains at the default cap fall with M at a near-constant tensor
-     activity per clock (the seed's RTX 5090 / L40S / Max-Q droop grows with M; the model's does
+     activity per clock (the measured RTX 5090 / L40S / Max-Q droop grows with M; the model's does
      not), and if so, does it follow the die temperature (leakage) or the cell's length (the power
      limiter's averaging window)?
   2. What does a memory-bound kernel draw per byte of DRAM traffic, on-chip movement included
@@ -23,8 +23,8 @@ Outputs (flat, under --out, so that a lent device machine can return them):
 
 Sections (--sections, default all, in this order):
   idle    the board idle before and after a large allocation (the held-memory idle draw)
-  gemm    bf16 GEMMs of the seed's qkv shape (K 4096, N 6144) at M 64 ... 16384 and an 8192^3,
-          hot weights as the seed ran them, ascending then descending (thermal history vs M),
+  gemm    bf16 GEMMs of Llama-3-8B's qkv shape (K 4096, N 6144) at M 64 ... 16384 and an 8192^3,
+          hot weights as the RTX 5090 cap sweep ran them, ascending then descending (thermal history vs M),
           with --cool-s of idle before each
   stream  sustained DRAM traffic: read (a sum), write (a fill) and copy of --stream-gib buffers
   decode  decode-shaped GEMMs (M 1, 16, 64) with their weights rotated through copies larger
