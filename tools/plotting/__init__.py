@@ -1,0 +1,1 @@
+"""The modes of tools/plot.py, one module per family of pictures; plot.py is the entry point."""
