@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/run_observer.hpp"
+#include "sim/util/constants.hpp"
 
 namespace servesim {
 
@@ -26,12 +27,12 @@ class SteadyStateWindow final : public RunObserver {
 
   struct Metrics {
     double window_s = 0;  // 0: the run never filled its seats or ended too soon for a window
-    double output_tok_s = std::nan("");
-    double itl_p50_ms = std::nan("");
-    double itl_p90_ms = std::nan("");
-    double power_w = std::nan("");  // NaN when the cost model prices no energy
-    double j_per_token = std::nan("");
-    double avg_batch = std::nan("");  // running requests, time-weighted over the steps
+    double output_tok_s = kNaN;
+    double itl_p50_ms = kNaN;
+    double itl_p90_ms = kNaN;
+    double power_w = kNaN;  // NaN when the cost model prices no energy
+    double j_per_token = kNaN;
+    double avg_batch = kNaN;  // running requests, time-weighted over the steps
   };
   Metrics metrics() const;
   // summary.json's `steady_state` object (nulls where a value is NaN).

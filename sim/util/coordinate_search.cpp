@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/util/constants.hpp"
+
 namespace servesim {
 
 double coordinate_search(const std::vector<SearchAxis>& axes, int rounds, double best,
@@ -12,7 +14,7 @@ double coordinate_search(const std::vector<SearchAxis>& axes, int rounds, double
     for (const SearchAxis& a : axes) {
       // The value before the last improving move: known worse, so never evaluated again (after
       // moves down, the first step up lands on it unless a bound shortened the last move).
-      double worse = std::nan("");
+      double worse = kNaN;
       for (const double dir : {-1.0, 1.0}) {
         for (;;) {
           const double keep = *a.value;

@@ -7,6 +7,8 @@
 
 #include <boost/math/distributions/students_t.hpp>
 
+#include "sim/util/constants.hpp"
+
 namespace servesim {
 
 double quantile(std::vector<double>& values, double q) {
@@ -49,7 +51,6 @@ FiniteMean mean_of_finite(const std::vector<double>& values) {
 }
 
 MeanCi mean_ci95(const std::vector<double>& values) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   MeanCi ci;
   ci.n = values.size();
   if (values.empty()) return {kNaN, kNaN, 0};
@@ -87,7 +88,6 @@ std::vector<double> mean_ranks(const std::vector<double>& v) {
 }  // namespace
 
 double spearman(const std::vector<double>& x, const std::vector<double>& y) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   if (x.size() != y.size() || x.size() < 2) return kNaN;
   const std::vector<double> rx = mean_ranks(x);
   const std::vector<double> ry = mean_ranks(y);

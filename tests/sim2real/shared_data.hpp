@@ -9,7 +9,8 @@ namespace servesim::test {
 
 // The shared experiments.csv, or "" (with a WARN: the test then skips) when ../shared is absent.
 inline std::string experiments_csv() {
-  const std::string p = std::string(SERVESIM_SHARED_DIR) + "/data/sim2real/experiments.csv";
+  const std::string p =
+      (std::filesystem::path(SERVESIM_SHARED_DIR) / "data/sim2real/experiments.csv").string();
   if (std::filesystem::exists(p)) return p;
   WARN("skipped: ../shared/data/sim2real is absent");
   return {};

@@ -15,6 +15,7 @@
 #include "costmodels/registry.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/catalog.hpp"
+#include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
 #include "tools/common/run_builder.hpp"
 #include "tools/common/run_config_loader.hpp"
@@ -25,8 +26,6 @@
 
 namespace servesim::decide {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The stated uncertainty of each GPU (a fraction): its validated MLP-block MAPE, or for a GPU
 // nobody measured the largest validated one in the catalog.

@@ -14,6 +14,7 @@
 #include <tbb/parallel_for.h>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
 #include "tools/common/prices.hpp"
 #include "tools/common/progress.hpp"
@@ -28,8 +29,6 @@
 namespace servesim::decide {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // One fleet kind: a GPU at a TP degree with one setting of the --vary keys, 1 … max_replicas
 // replicas of it.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/output/steady_state_window.hpp"
+#include "sim/util/constants.hpp"
 #include "workloads/length_sampler.hpp"
 
 namespace servesim::sim2real {
@@ -27,15 +28,15 @@ struct EnergyRow {
   int tp = 1;
   int num_gpus = 1;
   std::int64_t max_num_seqs = 0;
-  double avg_batch = std::nan("");
+  double avg_batch = kNaN;
   double avg_output_tokens = 0;
   LengthHistogram output;  // v3: the row's histogram; v2: exponential with the row's mean
   // Measured (NaN where the source has no such figure).
-  double output_tok_s = std::nan("");
-  double itl_p50_ms = std::nan("");  // v2: the mean time per output token
-  double itl_p90_ms = std::nan("");
-  double power_w = std::nan("");  // mean, summed over the GPUs
-  double j_per_token = std::nan("");
+  double output_tok_s = kNaN;
+  double itl_p50_ms = kNaN;  // v2: the mean time per output token
+  double itl_p90_ms = kNaN;
+  double power_w = kNaN;  // mean, summed over the GPUs
+  double j_per_token = kNaN;
 };
 
 // Reads a v3 model file or a v2 configuration file (told apart by their keys). Throws InputError

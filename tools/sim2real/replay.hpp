@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/constants.hpp"
 #include "tools/common/progress.hpp"
 #include "tools/sim2real/experiments.hpp"
 #include "tools/sim2real/score.hpp"
@@ -102,7 +103,7 @@ struct StageResult {
   Metrics sim;
   Metrics real;  // s<index>_*
   RunScore score;
-  double e2e_gain = std::nan("");  // as Sensitivity::e2e_gain, over this stage's requests
+  double e2e_gain = kNaN;  // as Sensitivity::e2e_gain, over this stage's requests
 };
 
 // How far a run's simulated metrics move when every step time is off by ±delta: a 1% step-time

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/util/constants.hpp"
+
 namespace servesim::sweep {
 
 double round_rate(double x) { return std::stod(fmt::format("{:.6g}", x)); }
@@ -25,7 +27,6 @@ double split_point(double lo, double hi) {
 
 CapacityResult find_max_rate(double start, double rel_tol,
                              const std::function<bool(double rate)>& meets, int max_doublings) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   CapacityResult r;
   auto test = [&](double rate) {
     ++r.evaluations;

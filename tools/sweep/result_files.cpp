@@ -8,15 +8,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
 #include "tools/sweep/point_metrics.hpp"
 #include "tools/sweep/value_text.hpp"
 
 namespace servesim::sweep {
 namespace fs = std::filesystem;
-namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-}  // namespace
+namespace {}  // namespace
 
 std::vector<nlohmann::json> ResultFiles::point_values() const {
   std::vector<nlohmann::json> out;

@@ -9,13 +9,12 @@
 #include <fmt/ranges.h>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
 #include "tools/sweep/value_text.hpp"
 
 namespace servesim::sweep {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string known(const std::vector<std::string>& columns) {
   return fmt::format("{}", fmt::join(columns, ", "));

@@ -19,6 +19,7 @@
 #include <tbb/task_arena.h>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
 #include "tools/common/progress.hpp"
 #include "tools/common/run_config_loader.hpp"
@@ -35,8 +36,6 @@
 namespace servesim::sweep {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The files a sweep writes into its folder; an earlier sweep's are removed before it runs.
 const std::vector<std::string> kOutputFiles = {
