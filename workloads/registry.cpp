@@ -27,7 +27,7 @@ std::string read_file_path(const ConfigNode& section) {
   const ConfigNode file = section.at("file");
   std::filesystem::path p(file.as_string());
   if (p.is_relative()) p = std::filesystem::path(section.base_dir()) / p;
-  const std::string path = p.lexically_normal().string();
+  std::string path = p.lexically_normal().string();
   if (const std::string why = unreadable_reason(path); !why.empty()) {
     // The path as written and where it led: a relative one resolves against the config's folder.
     const std::string written = file.as_string();

@@ -21,7 +21,7 @@ struct AnalyticalCostModel::Prepared {
   RequestEdgeTable heads;  // LM head + sampling by request count
 };
 
-AnalyticalCostModel::AnalyticalCostModel(Options options) : options_(options) {}
+AnalyticalCostModel::AnalyticalCostModel(Options options) : options_(std::move(options)) {}
 AnalyticalCostModel::~AnalyticalCostModel() = default;
 
 AnalyticalCostModel::Options AnalyticalCostModel::parse(const ConfigNode& node) {

@@ -113,8 +113,9 @@ EngineProfile EngineProfile::parse(const ConfigNode& file) {
       const std::string gpu = Catalog::default_gpu_name(key, section);
       for (const auto& [seen, earlier] : e.gpus) {
         if (seen == gpu) {
-          section.fail("GPU '" + key + "' is " + gpu +
-                       ", listed already (expected one section per GPU, aliases included)");
+          section.fail(fmt::format(
+              "GPU '{}' is {}, listed already (expected one section per GPU, aliases included)",
+              key, gpu));
         }
       }
       section.require_map("engine constants for one GPU ({host: …, analytical: …})");

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/layer_shapes.hpp"
 #include "sim/config/input_error.hpp"
@@ -287,11 +289,10 @@ GpuProfiles find_gpu_profiles(const std::string& dir, const std::vector<std::str
     }
     if (found.files.empty()) continue;
     if (c == fs::path(dir) && !named) {
-      throw InputError(who + ": '" + dir + "' holds <org>/<model>/mlp.csv itself, but its name '" +
-                       own + "' is not the GPU's (" +
-                       (gpu_names.empty() ? std::string("?") : gpu_names.front()) +
-                       "): expected the folder of that GPU's profiles, named after it, or the "
-                       "folder above it");
+      throw InputError(fmt::format(
+          "{}: '{}' holds <org>/<model>/mlp.csv itself, but its name '{}' is not the GPU's ({}): "
+          "expected the folder of that GPU's profiles, named after it, or the folder above it",
+          who, dir, own, gpu_names.empty() ? std::string("?") : gpu_names.front()));
     }
     return found;
   }

@@ -163,8 +163,8 @@ std::string with_hint(const std::string& msg) {
 
 }  // namespace
 
-ConfigNode::ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::string path)
-    : ctx_(std::move(ctx)), node_(std::move(node)), path_(std::move(path)) {}
+ConfigNode::ConfigNode(std::shared_ptr<Context> ctx, const YAML::Node& node, std::string path)
+    : ctx_(std::move(ctx)), node_(node), path_(std::move(path)) {}
 
 ConfigNode ConfigNode::load_file(const std::string& path) {
   std::ifstream in = open_input_file(path, "a YAML file", kMaxConfigBytes);

@@ -111,7 +111,7 @@ class ConfigNode {
     std::string base_dir;                                        // "" = the file's folder
     std::vector<std::pair<std::string, std::string>> overrides;  // path, "--flag a.b=c"
   };
-  ConfigNode(std::shared_ptr<Context> ctx, YAML::Node node, std::string path);
+  ConfigNode(std::shared_ptr<Context> ctx, const YAML::Node& node, std::string path);
   std::string child_path(std::string_view key) const;
 
   std::shared_ptr<Context> ctx_;

@@ -47,12 +47,12 @@ struct Replica {
   SimTime stage_free = -1;
   Batch batch;  // the step being formed (scratch)
 
-  Replica(ReplicaId id_in, ReplicaSpec spec_in, std::unique_ptr<ReplicaScheduler> sched,
+  Replica(ReplicaId id_in, const ReplicaSpec& spec_in, std::unique_ptr<ReplicaScheduler> sched,
           KvCache kv_in, std::int32_t max_len)
       : id(id_in),
         spec(spec_in),
         scheduler(std::move(sched)),
-        kv(kv_in),
+        kv(std::move(kv_in)),
         max_model_len(max_len),
         max_in_flight(spec_in.pp > 1 ? spec_in.pp : 1) {}
 };

@@ -69,8 +69,8 @@ LinkNetwork::LinkNetwork(const Fleet& fleet, const ClusterSpec& cluster)
   std::vector<std::pair<const GpuSpec*, std::string>> gpu_of(static_cast<std::size_t>(gpus_));
   for (std::size_t i = 0; i < fleet.size(); ++i) {
     for (int k = 0; k < placement_[i].gpus; ++k) {
-      gpu_of[static_cast<std::size_t>(placement_[i].first_gpu + k)] = {fleet[i]->spec.gpu,
-                                                                       fleet[i]->spec.links()};
+      gpu_of[static_cast<std::size_t>(placement_[i].first_gpu) + static_cast<std::size_t>(k)] = {
+          fleet[i]->spec.gpu, fleet[i]->spec.links()};
     }
   }
   for (int gpu = 0; gpu < gpus_; ++gpu) {
@@ -82,7 +82,7 @@ LinkNetwork::LinkNetwork(const Fleet& fleet, const ClusterSpec& cluster)
       both(gpu, nvswitch(node), fmt::format("nvswitch{}", node), nvlink, cluster.nvlink_latency_us);
     } else if (links == "pairwise_nvlink" && gpu % 2 == 0 && gpu + 1 < gpus_ &&
                (gpu + 1) / cluster.gpus_per_node == node &&
-               gpu_of[static_cast<std::size_t>(gpu + 1)].second == "pairwise_nvlink") {
+               gpu_of[static_cast<std::size_t>(gpu) + 1].second == "pairwise_nvlink") {
       both(gpu, gpu + 1, fmt::format("gpu{}", gpu + 1), nvlink, cluster.nvlink_latency_us);
     }
     if (spec->pcie_gb_per_s > 0) {

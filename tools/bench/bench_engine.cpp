@@ -165,6 +165,7 @@ std::string run_child(const std::vector<std::string>& args) {
     close(fds[0]);
     close(fds[1]);
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execv("/proc/self/exe", argv.data());

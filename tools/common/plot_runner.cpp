@@ -21,6 +21,7 @@ std::string run_plot_script(const std::vector<std::string>& args, std::ostream& 
   std::vector<std::string> words = {python, SERVESIM_PLOT_SCRIPT};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(words.size() + 1);
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   out.flush();  // what the tool printed comes before the script's messages

@@ -9,6 +9,7 @@ namespace servesim {
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
                           std::optional<std::uint64_t> seed) {
   std::vector<ConfigOverride> flagged;
+  flagged.reserve(overrides.size());
   for (const auto& o : overrides) flagged.push_back({"--set", o});
   return load_run_config(path, flagged, seed);
 }

@@ -52,6 +52,7 @@ std::string ranking_text(const std::vector<Prediction>& p, const char* order = "
   std::vector<std::string> parts;
   for (const auto& tier : tiers(p)) {
     std::vector<std::string> names;
+    names.reserve(tier.size());
     for (const std::size_t i : tier) names.push_back(p[i].gpu);
     parts.push_back(fmt::format("{}", fmt::join(names, " = ")));
   }
@@ -386,6 +387,7 @@ std::string run_rank(const RankArgs& a) {
     }
   }
   std::vector<std::string> notes;
+  notes.reserve(gpus.size());
   for (const GpuSpec* g : gpus) {
     notes.push_back(
         fmt::format("{} {:.2f}%{}", g->name, 100 * u.of(*g),

@@ -177,6 +177,7 @@ class Planner {
     p.replicas = replicas;
     for (std::size_t m = 0; m < sweep::metric_names().size(); ++m) {
       std::vector<double> v;
+      v.reserve(runs.size());
       for (const auto& r : runs) v.push_back(r[m]);
       p.means.push_back(mean_ci95(v).mean);
     }

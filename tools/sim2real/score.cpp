@@ -62,10 +62,12 @@ MedianScore median_score(const std::vector<const RunScore*>& runs) {
   MedianScore m;
   m.runs = runs.size();
   std::vector<double> overall;
+  overall.reserve(runs.size());
   for (const auto* r : runs) overall.push_back(r->overall);
   m.overall = median(overall);
   for (std::size_t i = 0; i < metric_names().size(); ++i) {
     std::vector<double> apes;
+    apes.reserve(runs.size());
     for (const auto* r : runs) apes.push_back(r->metrics[i].ape);
     m.metrics.push_back(median(apes));
   }

@@ -139,6 +139,7 @@ namespace {
 std::vector<Bound> bounds_of(const std::vector<SloBound>& slos, const PointTable& t,
                              std::size_t i) {
   std::vector<Bound> out;
+  out.reserve(slos.size());
   for (const auto& s : slos) {
     out.push_back(
         {*t.column(s.metric), s.at_least, s.values.size() > 1 ? s.values[i] : s.values[0]});

@@ -37,7 +37,7 @@ std::vector<std::string> Shards::gather(const std::vector<std::string>& local) c
   std::vector<char> all;
   if (rank_ == 0) {
     std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
-    all.resize(static_cast<std::size_t>(offsets.back() + counts.back()));
+    all.resize(static_cast<std::size_t>(offsets.back()) + static_cast<std::size_t>(counts.back()));
   }
   MPI_Gatherv(buf.data(), mine_bytes, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR,
               0, MPI_COMM_WORLD);

@@ -497,6 +497,7 @@ class Study {
       std::vector<double> row;
       for (std::size_t m = 0; m < metric_names().size(); ++m) {
         std::vector<double> v;
+        v.reserve(out.size());
         for (const auto& o : out) v.push_back(o.metrics[m]);
         row.push_back(mean_ci95(v).mean);
       }
