@@ -79,7 +79,7 @@ TEST_CASE("a GPU nobody measured takes the catalog's largest validated error as 
 }
 
 TEST_CASE(
-    "rank scored on measured A100, H100 and H200 MLP blocks beats the seed's 92.3% "
+    "rank scored on measured A100, H100 and H200 MLP blocks beats the E2.6 study's 92.3% "
     "tie-aware accuracy",
     "[decide][rank]") {
   RankArgs a = llama2_7b({"a100-80gb", "h100-sxm", "h200"}, {1});

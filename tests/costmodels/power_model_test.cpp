@@ -141,11 +141,11 @@ TEST_CASE("a bad power section is an error naming the hardware file and the key"
   CHECK_FALSE(PowerModel::for_gpu(bare).has_value());  // no section
 }
 
-TEST_CASE("the RTX 5090 home fit keeps the seed's cap-binding clocks (regression guard)",
+TEST_CASE("the RTX 5090 home fit keeps the measured cap-binding clocks (regression guard)",
           "[costmodels][power]") {
   const GpuSpec& gpu = catalog_gpu("rtx-5090");
   auto at = [&](double m, double cap) { return catalog_gemm(gpu, m, 4096, 6144, cap); };
-  // Seed E1.9, qkv at M = 16384: 2400 MHz at 400 W, 2731 MHz at 575 W (fitted: 2401, 2735).
+  // Measured, qkv at M = 16384: 2400 MHz at 400 W, 2731 MHz at 575 W (fitted: 2401, 2735).
   CHECK(at(16384, 400).f_mhz == Approx(2400).epsilon(0.015));
   CHECK(at(16384, 575).f_mhz == Approx(2731).epsilon(0.015));
   // The 575 → 400 W penalty at M = 16384: 10.66–12.1% measured (12.1% fitted).

@@ -270,7 +270,7 @@ namespace servesim::test {
 
 TEST_CASE(
     "the shipped E2.3 study: a mechanism policy wins at every load, plain look-ahead loses "
-    "in overload as the seed saw",
+    "in overload as measured on GPUs",
     "[sweep][e2.3]") {
   // Three of the study's loads, 3 seeds (the shipped script runs nine loads, 5 seeds).
   const auto dir = fresh_dir("sweep_e2_3");

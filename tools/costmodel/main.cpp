@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   power->add_option("--tokens", args.token_counts, "GEMM token counts M (default 64,…,16384)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 20));
-  power->add_option("--gemm-k", args.gemm_k, "GEMM K (default 4096, the seed's qkv)")
+  power->add_option("--gemm-k", args.gemm_k, "GEMM K (default 4096, Llama-3.1-8B's qkv)")
       ->check(CLI::Range(1, 1 << 20));
   power->add_option("--gemm-n", args.gemm_n, "GEMM N (default 6144)")
       ->check(CLI::Range(1, 1 << 20));

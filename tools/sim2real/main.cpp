@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
           ->check(CLI::IsMember({"frozen", "peeking"}));
   app.add_option("--online-learn", options.online_learn,
                  "With --online: what a step learns: scale (its price x a learned factor, the "
-                 "default) or floor (plus a learned host floor, the seed's E1.19)")
+                 "default) or floor (plus a learned host floor)")
       ->check(CLI::IsMember({"scale", "floor"}))
       ->needs(online_opt);
   app.add_option("--online-alpha", options.online_alpha,
