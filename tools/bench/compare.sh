@@ -24,13 +24,8 @@ build() {  # $1: source folder
   cmake --build "$1/build-bench" --target bench_engine -j"$(nproc)" >/dev/null
 }
 
-rev=$(git rev-parse --verify "$base^{commit}")
-if [ ! -d "$scratch" ]; then git worktree add -f --detach "$scratch" "$rev" >/dev/null; fi
-git -C "$scratch" checkout -q --detach "$rev"
-# The base reads the same ../shared data as this checkout.
-if [ -d ../shared ] && [ ! -e "$(dirname "$scratch")/shared" ]; then
-  ln -s "$(cd .. && pwd)/shared" "$(dirname "$scratch")/shared"
-fi
+source tools/base_checkout.sh
+rev=$(checkout_base "$base" "$scratch")
 echo "building $base ($rev) in $scratch and the working tree…" >&2
 build "$scratch"
 build .
