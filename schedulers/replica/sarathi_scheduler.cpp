@@ -68,15 +68,26 @@ void SarathiScheduler::admit(SimTime now, SimTime cutoff, KvCache& kv, Batch& ba
 void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
   std::int32_t budget = options_.max_num_batched_tokens;
   // 1. Decodes, oldest first. Iterate by index: preemption removes from the tail.
-  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
-    Request* r = running_[i];
-    if (!r->is_decode() || r->step_tokens > 0) continue;
+  // Step 2 starts at the first request this pass passed over, when it saw them all (preemption
+  // only removes requests behind the one being scheduled, so that index stays valid).
+  std::size_t partial_from = 0;
+  bool partial_seen = false;
+  std::size_t seen = 0;
+  for (; seen < running_.size() && budget > 0; ++seen) {
+    Request* r = running_[seen];
+    if (r->step_tokens > 0) continue;
+    if (!r->is_decode()) {
+      if (!partial_seen) partial_from = seen;
+      partial_seen = true;
+      continue;
+    }
     if (!grow_or_preempt(r, 1, kv, batch)) break;  // r itself was the tail: nothing older left
     schedule(batch, r, 1);
     --budget;
   }
+  if (seen == running_.size() && !partial_seen) partial_from = seen;  // none for step 2
   // 2. Ongoing partial prefills (including recomputes admitted earlier), oldest first.
-  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+  for (std::size_t i = partial_from; i < running_.size() && budget > 0; ++i) {
     Request* r = running_[i];
     if (r->is_decode() || r->step_tokens > 0) continue;
     const std::int32_t chunk = std::min(r->pending_tokens(), budget);

@@ -13,11 +13,6 @@ void SchedulerBase::default_budget_to_whole_prompts() {
   }
 }
 
-void SchedulerBase::schedule(Batch& batch, Request* r, std::int32_t tokens) {
-  r->step_tokens = tokens;
-  batch.entries.push_back(BatchEntry{r, tokens});
-}
-
 namespace {
 // The request's shared-prefix tokens (0 without a group).
 std::int64_t group_prefix_tokens(const Request& r) {
@@ -66,7 +61,8 @@ void SchedulerBase::preempt(Request* r, KvCache& kv, Batch& batch) {
   requeue(r);
 }
 
-bool SchedulerBase::grow_or_preempt(Request* r, std::int32_t tokens, KvCache& kv, Batch& batch) {
+bool SchedulerBase::preempt_until_grown(Request* r, std::int32_t tokens, KvCache& kv,
+                                        Batch& batch) {
   while (!kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + tokens)) {
     // The newest running request not computing in a step in flight (pipeline parallelism).
     auto it = std::find_if(running_.rbegin(), running_.rend(),

@@ -35,8 +35,12 @@ class SchedulerBase : public ReplicaScheduler {
   // Without chunking a whole prompt must fit one iteration: an unset budget becomes vLLM V0's
   // default, max(max_model_len, 2048).
   void default_budget_to_whole_prompts();
-  // Adds `tokens` of `r` to the batch being formed.
-  static void schedule(Batch& batch, Request* r, std::int32_t tokens);
+  // Adds `tokens` of `r` to the batch being formed. Inline, as grow_or_preempt's fast path:
+  // both run for every decode of every step.
+  static void schedule(Batch& batch, Request* r, std::int32_t tokens) {
+    r->step_tokens = tokens;
+    batch.entries.push_back(BatchEntry{r, tokens});
+  }
   // Adds a prompt chunk of `tokens` of r and, with prefix caching, publishes the full blocks of
   // r's shared prefix that this step computes, so a request admitted later in the same step
   // already hits them (vLLM V1 caches a block's hash when it allocates it, before the forward
@@ -50,7 +54,12 @@ class SchedulerBase : public ReplicaScheduler {
   void preempt(Request* r, KvCache& kv, Batch& batch);
   // Grows r's KV to cover computed + tokens, preempting running requests from the tail (newest
   // first) while blocks are short. Returns false if r itself had to be preempted.
-  bool grow_or_preempt(Request* r, std::int32_t tokens, KvCache& kv, Batch& batch);
+  bool grow_or_preempt(Request* r, std::int32_t tokens, KvCache& kv, Batch& batch) {
+    return kv.grow(r->kv_blocks, static_cast<std::int64_t>(r->computed) + tokens) ||
+           preempt_until_grown(r, tokens, kv, batch);
+  }
+  // grow_or_preempt's slow path, once the blocks r holds are found short.
+  bool preempt_until_grown(Request* r, std::int32_t tokens, KvCache& kv, Batch& batch);
   // Moves the head of the waiting queue to the running list.
   void admit_head();
   // Admits the head of the waiting queue with a first chunk of up to `budget` tokens (the whole

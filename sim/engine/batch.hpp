@@ -26,8 +26,6 @@ struct Batch {
     entries.clear();
     preempted = 0;
   }
-  // Fills `shape` from the entries (before the step is applied).
-  void shape_into(BatchShape& shape) const;
 };
 
 }  // namespace servesim

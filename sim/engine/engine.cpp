@@ -218,15 +218,22 @@ void Engine::try_start(Replica& replica, SimTime now) {
     totals_.preemptions += replica.batch.preempted;
     return;
   }
-  replica.batch.shape_into(shape_);
+  // The step's shape, and its requests marked in flight, in one pass over the batch.
+  shape_.clear();
+  std::int32_t prefill_tokens = 0;
+  for (const auto& entry : replica.batch.entries) {
+    Request& r = *entry.request;
+    if (entry.tokens == 1 && r.is_decode()) {
+      shape_.decode_contexts.push_back(r.computed);  // it has a token: it was scheduled before
+    } else {
+      shape_.prefills.push_back(PrefillChunk{entry.tokens, r.computed});
+      prefill_tokens += entry.tokens;
+      if (r.first_scheduled < 0) r.first_scheduled = now;
+    }
+    r.in_flight = true;
+  }
   const StepCost cost = cost_model_.step(shape_, replica.spec);
   const SimTime duration = cost.total_ns > 0 ? cost.total_ns : 1;
-  std::int32_t prefill_tokens = 0;
-  for (const auto& p : shape_.prefills) prefill_tokens += p.tokens;
-  for (const auto& entry : replica.batch.entries) {
-    if (entry.request->first_scheduled < 0) entry.request->first_scheduled = now;
-    entry.request->in_flight = true;
-  }
   // Steps end in the order they started (a later one waits for the stages ahead of it).
   const SimTime end =
       replica.in_flight.empty() ? now + duration : std::max(now + duration, replica.step_end);
@@ -294,10 +301,14 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
       ++r.generated;
       const SimTime gap = r.last_token >= 0 ? now - r.last_token : -1;
       if (r.first_token < 0) r.first_token = now;
-      if (gap > static_cast<SimTime>(r.tbt_max_ns)) r.tbt_max_ns = static_cast<double>(gap);
+      r.tbt_max_ns = std::max(r.tbt_max_ns, gap);
       r.last_token = now;
-      for (auto* o : observers_) o->on_token(r, now, gap);
+      tokens_.push_back(TokenEvent{&r, gap});
     }
+  }
+  if (!tokens_.empty()) {
+    for (auto* o : observers_) o->on_tokens(tokens_, now);
+    tokens_.clear();
   }
   finished_.clear();
   replica.scheduler->complete_batch(step.batch, now, replica.kv, finished_);

@@ -134,6 +134,7 @@ class Engine {
   std::vector<ReplicaId> touched_;  // replicas that got requests at this arrival instant
   bool any_queued_ = false;         // … and whether the router held one for any replica to pull
   std::vector<Request*> finished_;
+  std::vector<TokenEvent> tokens_;  // of the step ending (scratch)
   BatchShape shape_;
   EngineTotals totals_;
   RequestId next_id_ = 0;

@@ -31,7 +31,7 @@ std::int64_t KvCache::extra_for(std::int64_t held, std::int64_t tokens) const {
   return need > held ? need - held : 0;
 }
 
-bool KvCache::grow(std::int64_t& held, std::int64_t tokens, bool keep_watermark) {
+bool KvCache::grow_more(std::int64_t& held, std::int64_t tokens, bool keep_watermark) {
   const std::int64_t extra = extra_for(held, tokens);
   if (extra == 0) return true;
   const std::int64_t reserve = keep_watermark ? watermark_blocks_ : 0;

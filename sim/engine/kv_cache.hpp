@@ -61,7 +61,10 @@ class KvCache {
   std::int64_t extra_for(std::int64_t held, std::int64_t tokens) const;
   // Grows `held` to cover `tokens`; false (and no change) when blocks are short. With
   // `keep_watermark`, refuses when fewer than the watermark would stay free (new admissions).
-  bool grow(std::int64_t& held, std::int64_t tokens, bool keep_watermark = false);
+  // Inline: every decode of every step asks, and most stay within the blocks they hold.
+  bool grow(std::int64_t& held, std::int64_t tokens, bool keep_watermark = false) {
+    return tokens <= held * block_size_ || grow_more(held, tokens, keep_watermark);
+  }
   // Frees every block of a holder; `held` becomes 0.
   void release(std::int64_t& held);
   // A request of `tokens` total could ever fit (empty cache, watermark kept).
@@ -102,6 +105,8 @@ class KvCache {
   std::int64_t total_;
   std::int32_t block_size_;
   std::int64_t watermark_blocks_;
+  // grow's slow path: `held` covers fewer than `tokens`.
+  bool grow_more(std::int64_t& held, std::int64_t tokens, bool keep_watermark);
   // Makes room for `blocks` new private blocks by evicting cached-free blocks if needed.
   void take(std::int64_t blocks);
   void evict_one();

@@ -56,7 +56,7 @@ struct Request {
   SimTime first_token = -1;
   SimTime last_token = -1;
   SimTime finished = -1;
-  double tbt_max_ns = 0;  // largest gap between output tokens so far
+  SimTime tbt_max_ns = 0;  // largest gap between output tokens so far
   // Deadline scheduling (sim/engine/slo.hpp): the engine-time instant its class's first bound falls
   // due (TTFT, else E2E; kNoDeadline without one), the router's estimate of its wait before it is
   // first scheduled (-1: none made), and what admission control did with it.

@@ -1,11 +1,20 @@
 #pragma once
 
+#include <span>
+
 #include "sim/engine/batch_shape.hpp"
 #include "sim/engine/cost_model.hpp"
 #include "sim/engine/records.hpp"
 #include "sim/engine/request.hpp"
 
 namespace servesim {
+
+// An output token of one request; `gap_ns` is the time since its previous token (-1 for its
+// first).
+struct TokenEvent {
+  const Request* request = nullptr;
+  SimTime gap_ns = -1;
+};
 
 // Receives what happens in a run, in simulated-time order, as it happens (metrics, output
 // writers, tests). Default implementations ignore the event.
@@ -15,9 +24,10 @@ class RunObserver {
   // A step started on a replica; `cost` is its priced time.
   virtual void on_step(const StepRecord& /*step*/, const BatchShape& /*shape*/,
                        const StepCost& /*cost*/) {}
-  // An output token was emitted; `gap_ns` is the time since the request's previous token
-  // (-1 for its first token).
-  virtual void on_token(const Request& /*request*/, SimTime /*now*/, SimTime /*gap_ns*/) {}
+  // A step ended at `now` and emitted these output tokens, one per request at most, in the
+  // order of the step's batch. One call per step, not per token: most of a run's events are
+  // tokens.
+  virtual void on_tokens(std::span<const TokenEvent> /*tokens*/, SimTime /*now*/) {}
   // A request finished or was rejected; called once per request.
   virtual void on_request_done(const Request& /*request*/, bool /*rejected*/) {}
   // A KV transfer of disaggregated serving ended (its request is on the decode replica now).

@@ -20,17 +20,32 @@ void MetricsCollector::on_step(const StepRecord& step, const BatchShape& /*shape
   prefill_tokens_computed_ += step.prefill_tokens;
 }
 
-void MetricsCollector::on_token(const Request& r, SimTime /*now*/, SimTime gap_ns) {
-  if (gap_ns < 0) return;
-  const double ms = sim_to_ms(gap_ns);
-  // This runs once per output token: both paths end in a tail call, so it needs no stack frame.
-  if (const std::int32_t k = class_of(r); k >= 0) return add_tbt_with_class(k, ms);
-  tbt_.add(ms);
-}
-
-void MetricsCollector::add_tbt_with_class(std::int32_t k, double ms) {
-  classes_[static_cast<std::size_t>(k)].tbt.add(ms);
-  tbt_.add(ms);
+void MetricsCollector::on_tokens(std::span<const TokenEvent> tokens, SimTime /*now*/) {
+  // Most requests of a step waited the same gap since their previous token (the previous step's
+  // end): each run of equal gaps and class goes into the sketches at once.
+  if (classes_.empty()) {  // no SLO classes: no request has one
+    for (std::size_t i = 0; i < tokens.size();) {
+      const SimTime gap = tokens[i].gap_ns;
+      std::size_t j = i + 1;
+      while (j < tokens.size() && tokens[j].gap_ns == gap) ++j;
+      if (gap >= 0) tbt_.add(sim_to_ms(gap), static_cast<std::int64_t>(j - i));
+      i = j;
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < tokens.size();) {
+    const SimTime gap = tokens[i].gap_ns;
+    const std::int32_t k = class_of(*tokens[i].request);
+    std::size_t j = i + 1;
+    while (j < tokens.size() && tokens[j].gap_ns == gap && class_of(*tokens[j].request) == k) ++j;
+    if (gap >= 0) {
+      const double ms = sim_to_ms(gap);
+      const auto n = static_cast<std::int64_t>(j - i);
+      if (k >= 0) classes_[static_cast<std::size_t>(k)].tbt.add(ms, n);
+      tbt_.add(ms, n);
+    }
+    i = j;
+  }
 }
 
 void MetricsCollector::on_request_done(const Request& r, bool rejected) {
@@ -79,8 +94,8 @@ void MetricsCollector::on_request_done(const Request& r, bool rejected) {
   c->ttft.add(ttft);
   c->e2e.add(e2e);
   if (r.generated > 1) c->tpot.add(tpot);
-  if (slo_.classes()[static_cast<std::size_t>(k)].bounds.met(ttft, r.tbt_max_ns * 1e-6, tpot,
-                                                             e2e)) {
+  if (slo_.classes()[static_cast<std::size_t>(k)].bounds.met(
+          ttft, static_cast<double>(r.tbt_max_ns) * 1e-6, tpot, e2e)) {
     ++slo_met_;
     ++c->met;
   }

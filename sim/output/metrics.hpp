@@ -21,7 +21,7 @@ class MetricsCollector : public RunObserver {
   explicit MetricsCollector(SloPolicy slo = {}, SimTime request_overhead_ns = 0);
 
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
-  void on_token(const Request& request, SimTime now, SimTime gap_ns) override;
+  void on_tokens(std::span<const TokenEvent> tokens, SimTime now) override;
   void on_request_done(const Request& request, bool rejected) override;
   void on_transfer(const TransferRecord& transfer) override;
 
@@ -48,7 +48,6 @@ class MetricsCollector : public RunObserver {
   };
 
   std::int32_t class_of(const Request& r) const;
-  [[gnu::noinline]] void add_tbt_with_class(std::int32_t k, double ms);
 
   SloPolicy slo_;
   SimTime overhead_ns_ = 0;

@@ -26,7 +26,7 @@ RequestRecord make_request_record(const Request& r, bool rejected) {
                                                  : -1.0,
                        since(r.finished, r.spec.arrival),
                        since(r.first_scheduled, r.spec.arrival),
-                       served && r.generated > 1 ? static_cast<std::int64_t>(r.tbt_max_ns) : -1,
+                       served && r.generated > 1 ? r.tbt_max_ns : -1,
                        r.spec.prompt_tokens,
                        r.spec.output_tokens,
                        r.cached_prefix,

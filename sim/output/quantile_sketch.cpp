@@ -57,7 +57,10 @@ void QuantileSketch::add_to_bucket(int index, std::int64_t n) {
   buckets_[static_cast<std::size_t>(index - bucket_offset_)] += n;
 }
 
-void QuantileSketch::add(double value) {
+void QuantileSketch::add(double value) { add(value, 1); }
+
+void QuantileSketch::add(double value, std::int64_t n) {
+  if (n <= 0) return;
   value = sanitize(value);
   if (count_ == 0) {
     min_ = max_ = value;
@@ -65,27 +68,29 @@ void QuantileSketch::add(double value) {
     min_ = std::min(min_, value);
     max_ = std::max(max_, value);
   }
-  ++count_;
-  sum_ += value;
-  if (!sketching_) {
+  count_ += n;
+  for (std::int64_t i = 0; i < n; ++i) sum_ += value;  // value by value: n · value rounds apart
+  std::int64_t left = n;
+  while (!sketching_ && left > 0) {
     if (exact_.size() == exact_limit_) {
-      spill();  // before the push, so the vector never doubles past the limit
-    } else {
-      exact_.push_back(value);
-      sorted_ = false;
-      return;
+      spill();  // before a push, so the vector never doubles past the limit
+      break;
     }
+    exact_.push_back(value);
+    sorted_ = false;
+    --left;
   }
+  if (left == 0) return;
   if (value == 0) {
-    ++zeros_;
+    zeros_ += left;
   } else if (value == last_value_) {
     // Runs of equal values are the common case (every request decoding in a step sees the same
     // token gap): skip the logarithm. The index is absolute, so front growth keeps it valid.
-    ++buckets_[static_cast<std::size_t>(last_index_ - bucket_offset_)];
+    buckets_[static_cast<std::size_t>(last_index_ - bucket_offset_)] += left;
   } else {
     last_index_ = bucket_of(value);
     last_value_ = value;
-    add_to_bucket(last_index_, 1);
+    add_to_bucket(last_index_, left);
   }
 }
 

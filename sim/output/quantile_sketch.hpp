@@ -17,6 +17,8 @@ class QuantileSketch {
   explicit QuantileSketch(double relative_accuracy = 0.005, std::size_t exact_limit = 65536);
 
   void add(double value);  // value ≥ 0 (negative values are clamped to 0)
+  // add(value), n times: the same state, sum included (summed n times in order, not n · value).
+  void add(double value, std::int64_t n);
   // Adds other's values. Stays exact when both are and the total fits exact_limit; else both
   // go through buckets. Throws std::invalid_argument when the relative accuracies differ.
   void merge(const QuantileSketch& other);

@@ -10,9 +10,11 @@ void SteadyStateWindow::on_step(const StepRecord& s, const BatchShape&, const St
   steps_.push_back({s.start_ns, s.duration_ns, s.energy_j, s.running});
 }
 
-void SteadyStateWindow::on_token(const Request&, SimTime now, SimTime gap_ns) {
-  tokens_.emplace_back(now, gap_ns);
-  if (gap_ns < 0) first_tokens_.push_back(now);
+void SteadyStateWindow::on_tokens(std::span<const TokenEvent> tokens, SimTime now) {
+  for (const TokenEvent& t : tokens) {
+    tokens_.emplace_back(now, t.gap_ns);
+    if (t.gap_ns < 0) first_tokens_.push_back(now);
+  }
 }
 
 void SteadyStateWindow::on_request_done(const Request& r, bool rejected) {

@@ -22,7 +22,7 @@ class SteadyStateWindow final : public RunObserver {
   explicit SteadyStateWindow(std::int64_t seats) : seats_(seats) {}
 
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
-  void on_token(const Request& request, SimTime now, SimTime gap_ns) override;
+  void on_tokens(std::span<const TokenEvent> tokens, SimTime now) override;
   void on_request_done(const Request& request, bool rejected) override;
 
   struct Metrics {

@@ -23,7 +23,9 @@ struct Recorder : RunObserver {
   std::vector<RequestRecord> done;
   std::vector<TransferRecord> transfers;
   std::vector<std::pair<RequestId, SimTime>> tokens;
-  void on_token(const Request& r, SimTime now, SimTime) override { tokens.emplace_back(r.id, now); }
+  void on_tokens(std::span<const TokenEvent> events, SimTime now) override {
+    for (const TokenEvent& t : events) tokens.emplace_back(t.request->id, now);
+  }
   void on_request_done(const Request& r, bool rejected) override {
     done.push_back(make_request_record(r, rejected));
   }

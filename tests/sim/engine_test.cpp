@@ -26,7 +26,9 @@ struct Recorder : RunObserver {
   void on_step(const StepRecord& s, const BatchShape&, const StepCost&) override {
     steps.push_back(s);
   }
-  void on_token(const Request& r, SimTime now, SimTime) override { tokens.emplace_back(r.id, now); }
+  void on_tokens(std::span<const TokenEvent> events, SimTime now) override {
+    for (const TokenEvent& t : events) tokens.emplace_back(t.request->id, now);
+  }
   void on_request_done(const Request& r, bool rejected) override {
     done.push_back(make_request_record(r, rejected));
   }

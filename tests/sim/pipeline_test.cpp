@@ -32,7 +32,9 @@ struct Recorder : RunObserver {
     for (const auto& e : replica->batch.entries) step.requests.push_back(e.request->id);
     steps.push_back(step);
   }
-  void on_token(const Request& r, SimTime now, SimTime) override { tokens.emplace_back(r.id, now); }
+  void on_tokens(std::span<const TokenEvent> events, SimTime now) override {
+    for (const TokenEvent& t : events) tokens.emplace_back(t.request->id, now);
+  }
 };
 
 // The fixed model with one stage carrying `share` of each step's time (an uneven pipeline).

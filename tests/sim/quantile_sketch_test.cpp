@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -238,6 +239,29 @@ TEST_CASE("bucket memory stays logarithmic in the value range, not the count",
         static_cast<std::size_t>(std::log(1e12) / std::log(1.005 / 0.995)) + 2);
   for (int i = 0; i < 300'000; ++i) coarse.add(std::pow(10.0, exponent(rng)));
   CHECK(coarse.bucket_count() <= coarse_after + 2);  // twice the values, same memory
+}
+
+TEST_CASE("adding a value n times at once leaves the state of n single adds", "[quantile_sketch]") {
+  // Runs of equal gaps, exact values crossing the exact limit inside a run, zeros and a value
+  // whose repeated sum is not n times the value in floating point.
+  const std::vector<std::pair<double, std::int64_t>> runs{
+      {0.1, 7}, {3.7, 1}, {0.0, 4}, {0.1, 30}, {12.25, 5}, {0.3, 11}, {0.3, 9}, {1e-3, 3}};
+  QuantileSketch one_by_one(0.005, 40);
+  QuantileSketch at_once(0.005, 40);
+  for (const auto& [v, n] : runs) {
+    for (std::int64_t i = 0; i < n; ++i) one_by_one.add(v);
+    at_once.add(v, n);
+  }
+  REQUIRE_FALSE(at_once.exact());
+  CHECK(at_once.count() == one_by_one.count());
+  CHECK(at_once.sum() == one_by_one.sum());  // bit for bit: summed in the same order
+  CHECK(at_once.sum() != 0.1 * 37 + 3.7 + 0.3 * 20 + 12.25 * 5 + 1e-3 * 3);
+  CHECK(at_once.min() == one_by_one.min());
+  CHECK(at_once.max() == one_by_one.max());
+  CHECK(at_once.bucket_count() == one_by_one.bucket_count());
+  for (double q : {0.0, 0.05, 0.2, 0.5, 0.75, 0.9, 0.99, 1.0}) {
+    CHECK(at_once.quantile(q) == one_by_one.quantile(q));
+  }
 }
 
 }  // namespace
