@@ -19,11 +19,9 @@ namespace servesim {
 //   t_step = layers · (GEMMs + light kernels + all-reduces + attention)
 //            + (PP − 1) stage-to-stage activation transfers
 //            + embedding + final norm + LM head + sampling + S(N)
-// With PP > 1 a step is one batch's full pass through the pipeline, stage after stage: per-token
-// latency is right, but a real engine keeps up to PP batches in flight (one per stage), which
-// this engine does not model, so PP throughput near saturation is under-estimated (up to PP×).
-// (Layers/PP per step is the steady-state throughput of a full pipeline; priced as the step
-// time it would make every token PP× too fast.)
+// With PP > 1 a step is one batch's full pass through the pipeline, stage after stage (per-token
+// latency); the engine keeps up to `batches_in_flight` steps in flight, spaced by the slowest
+// stage's time (StepCost::stage_ns), which sets the pipeline's throughput.
 // CUDA graphs (ReplicaSpec::step_launch: decode-only steps, and in piecewise mode mixed steps
 // too, up to cuda_graph_max_tokens) give smaller launch floors and the graph host floor; attention
 // keeps its eager launch floor outside a full graph.

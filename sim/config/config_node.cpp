@@ -77,8 +77,8 @@ void check_document(const YAML::Node& node, const std::string& file) {
 // with content is an error at its start (yaml-cpp's Load would read the first and drop the rest
 // without a word; an empty one — a trailing `---`, only comments — carries nothing to drop). Not
 // YAML::LoadAll: in yaml-cpp 0.7 it loops for ever on a ',' outside [...] or {...} (",", "- a\n,
-// b"; jbeder/yaml-cpp#1040, fixed upstream by #1319): the parser then reports document after
-// empty document at one place, which here is an error at that place.
+// b"; jbeder/yaml-cpp#1040, fixed upstream by jbeder/yaml-cpp#1319): the parser then reports
+// document after empty document at one place, which here is an error at that place.
 class DocumentScan : public YAML::EventHandler {
  public:
   YAML::Mark start;
