@@ -9,13 +9,13 @@
 #     GPU     replica GPU for all three runs, default h100 (no Llama-3-8B H100 row is used)
 # Environment: SIMULATE (default: build/tools/simulate as tools/dev.sh builds it, else simulate
 # on PATH), PROFILES (Vidur profiling/compute folder, relative to the config's folder or absolute;
-# default ../../shared/data/vidur/profiling/compute).
+# default ../data/vidur/profiling/compute, the repository's data/ folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=${1:-configs/vidur_llama3_8b_a100.yaml}
 gpu=${2:-h100}
 shift $(( $# > 2 ? 2 : $# ))
-profiles=${PROFILES:-../../shared/data/vidur/profiling/compute}
+profiles=${PROFILES:-../data/vidur/profiling/compute}
 if [[ -n ${SIMULATE:-} ]]; then
   simulate=$SIMULATE
 elif [[ -x build/tools/simulate ]]; then

@@ -14,7 +14,6 @@ build=${SERVESIM_TEST_BUILD:-build-san}
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(fuzz_config fuzz_trace_csv fuzz_experiments_csv fuzz_catalog_file)
 work="$build/fuzz"
-shared=../shared/data
 
 # seed TARGET SELECTOR FILE…: each file as one seed, after a selector byte (none if SELECTOR is -).
 seed() {
@@ -36,12 +35,12 @@ seed() {
 
 rm -rf "$work/seeds"
 seed fuzz_config - configs/*.yaml tests/tools/configs/*.yaml
-seed fuzz_trace_csv 0 tests/workloads/data/*.csv "$shared"/vidur/processed_traces/*.csv
-seed fuzz_trace_csv 1 tests/workloads/data/azure_*.csv "$shared"/azure/*.csv
-seed fuzz_trace_csv 2 tests/workloads/data/measured_small.csv "$shared"/sim2real/traces/*-tp1-general.csv
+seed fuzz_trace_csv 0 tests/workloads/data/*.csv data/vidur/processed_traces/*.csv
+seed fuzz_trace_csv 1 tests/workloads/data/azure_*.csv data/azure/*.csv
+seed fuzz_trace_csv 2 tests/workloads/data/measured_small.csv data/sim2real/traces/*-tp1-general.csv
 seed fuzz_trace_csv 3 tests/workloads/data/lengths_*.csv
-seed fuzz_experiments_csv 0 "$shared"/sim2real/experiments.csv
-seed fuzz_experiments_csv 1 "$shared"/sim2real/traces/*-tp1-general.csv
+seed fuzz_experiments_csv 0 data/sim2real/experiments.csv
+seed fuzz_experiments_csv 1 data/sim2real/traces/*-tp1-general.csv
 seed fuzz_catalog_file 0 configs/hardware/*.yaml
 seed fuzz_catalog_file 1 configs/models/*/*.yaml
 seed fuzz_catalog_file 2 configs/engines/*.yaml

@@ -17,7 +17,7 @@ TEST_CASE(
     "costmodel crossval prices each group of A100 models with constants fitted on the others "
     "and stays within the A100 target",
     "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   CostmodelArgs a = testing::a100_json();
   const nlohmann::json j = nlohmann::json::parse(run_crossval(a));
   REQUIRE(j["models"].size() == 6);

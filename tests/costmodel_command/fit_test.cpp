@@ -17,7 +17,7 @@ TEST_CASE(
     "costmodel fit writes only a file the loader reads back, and never another GPU's constants "
     "into a GPU's file",
     "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   const fs::path dir = testing::fresh_dir("servesim_fit_write_test");
   CostmodelArgs a = testing::profile_args("h100", false);
   // Fitted on the H100 rows (a test of the tool, not shipped constants), the file loads.
@@ -41,10 +41,7 @@ TEST_CASE(
 TEST_CASE("costmodel fit --write to a new file on the A100 profile reproduces the shipped file",
           "[costmodels][fit][data]") {
   const std::string profiles = testing::vidur_compute_dir() + "/a100";
-  if (!std::filesystem::exists(profiles)) {
-    WARN("skipped: " << profiles << " is absent (needs ../shared/data)");
-    return;
-  }
+  REQUIRE(std::filesystem::exists(profiles));
   // The new file starts as the hardware file's own text (comments and layout too), so the fit
   // that produced the shipped constants writes it byte for byte.
   const testing::TempDir dir;

@@ -83,7 +83,7 @@ TEST_CASE(
     "tie-aware accuracy",
     "[decide][rank]") {
   RankArgs a = llama2_7b({"a100-80gb", "h100-sxm", "h200"}, {1});
-  a.profiles = {std::string(SERVESIM_SHARED_DIR) + "/data/vidur/profiling/compute",
+  a.profiles = {std::string(SERVESIM_DATA_DIR) + "/vidur/profiling/compute",
                 std::string(SERVESIM_SOURCE_DIR) + "/data/measured"};
   const auto s = rank_json(a)["score"];
   // Every model Vidur profiled on both its GPUs, and the H200 table's models.

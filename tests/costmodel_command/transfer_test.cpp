@@ -12,11 +12,8 @@ TEST_CASE(
     "the transfer table on phi-2 is stable for a seed and ranks analytical < rf_scaled < "
     "rf_verbatim on H100",
     "[costmodels][rf][data]") {
-  const std::string dir = testing::shared_compute_dir();
-  if (!std::filesystem::exists(dir + "/h100/microsoft/phi-2/mlp.csv")) {
-    WARN("skipped: " << dir << " is absent (needs ../shared/data)");
-    return;
-  }
+  const std::string dir = testing::data_compute_dir();
+  REQUIRE(std::filesystem::exists(dir + "/h100/microsoft/phi-2/mlp.csv"));
   testing::TempDir cache;
   RfTransferArgs a;
   a.profiles = dir;

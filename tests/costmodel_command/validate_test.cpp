@@ -15,7 +15,7 @@ TEST_CASE(
     "priced with the Vidur profiler's library setting every H100 model and TP degree meets the "
     "issue's targets and the A100 is untouched",
     "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   CostmodelArgs a;
   a.profiles = testing::vidur_compute_dir();
   a.gpu = "h100";
@@ -81,7 +81,7 @@ TEST_CASE(
     "an engine profile names each GPU once, is not empty, and a file without a name is "
     "named after the file",
     "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   const fs::path dir = testing::fresh_dir("servesim_engine_file_test");
   CostmodelArgs a = testing::profile_args("h100", false);
   a.model = "microsoft/phi-2";
@@ -102,7 +102,7 @@ TEST_CASE(
 
 TEST_CASE("costmodel validate scores a GPU with no profile folder as an error, not on every GPU",
           "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   CostmodelArgs a;
   a.profiles = testing::vidur_compute_dir();
   a.gpu = "l40s";
@@ -116,7 +116,7 @@ TEST_CASE(
     "the A100 profiles repeat their GEMM shapes across models to 1-1.5% and run identical work "
     "faster in files of higher TP",
     "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   const nlohmann::json r =
       nlohmann::json::parse(run_validate(testing::a100_json()))["reproducibility"];
   // Llama-2-70B, Llama-3-70B and CodeLlama-34B share hidden 8192 and 8 KV heads: their q/k/v
@@ -156,7 +156,7 @@ TEST_CASE(
 
 TEST_CASE("costmodel validate names the profiled models it had to price without a catalog file",
           "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   // phi-2's profile under a name the catalog does not know: its LayerNorm and parallel block
   // are unknown, so the run says what it assumed.
   const fs::path dir = fs::temp_directory_path() / "servesim_uncataloged" / "a100";

@@ -28,7 +28,7 @@ TEST_CASE(
     "the analytical model keeps Llama-2-7B MLP-block error within its targets on A100 "
     "and H100",
     "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   // A100 is the home profile (constants fitted there); H100 is the transfer test (nothing
   // fitted on it). Thresholds are the measured values at commit time plus a small margin.
   const ProfileValidation a = validate("a100", "a100", "meta-llama/Llama-2-7b-hf");
@@ -50,7 +50,7 @@ TEST_CASE(
 
 TEST_CASE("costmodel fit on the A100 profile reproduces the shipped A100 constants",
           "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   const GpuSpec& g = testing::configs_gpu("a100");
   const AnalyticalParams shipped = AnalyticalParams::for_gpu(g);
   const testing::HomeProfiles home = testing::a100_home_profiles();
@@ -147,7 +147,7 @@ TEST_CASE(
     "costmodel fit keeps GEMM efficiency and memory plateau and light bandwidth within the "
     "datasheet",
     "[costmodels][accuracy]") {
-  if (testing::vidur_profiles_absent()) return;
+  testing::require_vidur_profiles();
   // Without its 64-row tiles the A100 ladder pads small-M GEMMs, and the unbounded search
   // pushed the plateau bandwidth to 1.06 of the datasheet, a file the loader then refused.
   const GpuSpec& g = testing::configs_gpu("a100");

@@ -68,12 +68,9 @@ TEST_CASE("fit --write to a new file starts from the GPU's own hardware file",
 
 TEST_CASE("costmodel network scores every node type and accepts the compute folder beside it",
           "[costmodels][network][data]") {
-  const std::string compute = testing::shared_compute_dir();
+  const std::string compute = testing::data_compute_dir();
   const std::string network = compute + "/../network";
-  if (!std::filesystem::exists(network)) {
-    WARN("skipped: " << network << " is absent (needs ../shared/data)");
-    return;
-  }
+  REQUIRE(std::filesystem::exists(network));
   Catalog catalog(Catalog::default_dirs());
   const GpuSpec& a100 = catalog.gpu("a100-80gb", ConfigNode::flag("test"));
   const AnalyticalParams p = AnalyticalParams::for_gpu(a100);

@@ -13,11 +13,12 @@
 
 namespace servesim::testing {
 
-// ../shared's Vidur compute profiles (built by append: GCC 12 misreads string + literal at -O2).
+// The repository's Vidur compute profiles, data/vidur/profiling/compute (built by append: GCC 12
+// misreads string + literal at -O2).
 inline const std::string& vidur_compute_dir() {
   static const std::string dir = [] {
-    std::string d(SERVESIM_SHARED_DIR);
-    d.append("/data/vidur/profiling/compute");
+    std::string d(SERVESIM_DATA_DIR);
+    d.append("/vidur/profiling/compute");
     return d;
   }();
   return dir;
@@ -33,12 +34,10 @@ inline const GpuSpec& configs_gpu(const std::string& name) {
   return configs_catalog().gpu(name, ConfigNode::parse("x", "test"));
 }
 
-// Whether ../shared's Vidur profiles are missing (a test that needs them then passes with a
-// warning, so that a checkout without the data still runs the suite).
-inline bool vidur_profiles_absent() {
-  if (std::filesystem::is_directory(vidur_compute_dir())) return false;
-  WARN("skipped: " << vidur_compute_dir() << " is absent");
-  return true;
+// Fails the running test when the Vidur profiles are missing from data/.
+inline void require_vidur_profiles() {
+  INFO("the Vidur compute profiles: " << vidur_compute_dir());
+  REQUIRE(std::filesystem::is_directory(vidur_compute_dir()));
 }
 
 // The A100 home profiles as `fit_home_constants` takes them: (path, rows) and each model.

@@ -28,12 +28,12 @@ BatchShape decode_batch(int n, std::int32_t ctx) {
 }
 
 // The smallest valid section of each kind: `kind:` alone, except the profile-trained ones, which
-// get the shipped A100 profile, a scratch cache and a small forest (empty when the data is absent).
+// get data/'s A100 profile, a scratch cache and a small forest.
 std::string minimal_section(const std::string& kind) {
   if (!find_cost_model(kind)->capabilities.needs_profiles) return "kind: " + kind;
   const std::filesystem::path profiles =
-      std::filesystem::path(SERVESIM_SHARED_DIR) / "data/vidur/profiling/compute";
-  if (!std::filesystem::is_directory(profiles)) return "";
+      std::filesystem::path(SERVESIM_DATA_DIR) / "vidur/profiling/compute";
+  REQUIRE(std::filesystem::is_directory(profiles));
   const auto cache = std::filesystem::path(SERVESIM_BINARY_DIR) / "tests/costmodels/contract_cache";
   return "kind: " + kind + "\ngpu: a100\nprofiles: " + profiles.string() +
          "\ncache_dir: " + cache.string() + "\ntrees: 50\ndepths: [8]\ncv_folds: 0";
@@ -52,10 +52,6 @@ TEST_CASE(
   for (const std::string& kind : kinds) {
     INFO("kind " << kind);
     const std::string section = minimal_section(kind);
-    if (section.empty()) {
-      WARN("skipping " << kind << ": ../shared/data/vidur is absent");
-      continue;
-    }
     const auto cm = make_cost_model(ConfigNode::parse(section, "contract"));
     REQUIRE(cm->name() == kind);
     for (int tp : {1, 2, 4}) {
@@ -93,7 +89,6 @@ TEST_CASE("every cost model entry builds models that do what it declares",
       CHECK_THROWS_AS(make_cost_model(ConfigNode::parse("kind: " + kind, "x")), InputError);
     }
     const std::string section = minimal_section(kind);
-    if (section.empty()) continue;
     const auto cm = make_cost_model(ConfigNode::parse(section, "contract"));
     CHECK(cm->prices_power_cap() == entry.capabilities.prices_power_cap);
     if (!entry.capabilities.engine_profile) {

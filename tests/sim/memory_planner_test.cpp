@@ -40,7 +40,7 @@ TEST_CASE("KV block bytes follow layers, KV heads, head size and TP", "[memory]"
 
 TEST_CASE("The planner matches vLLM's measured KV capacity on H100 within 3%", "[memory]") {
   // kv_blocks_total_gpu reported by vLLM V1 (gpu_memory_utilization 0.9, max_num_batched_tokens
-  // 2048, max_num_seqs 128) in ../shared/data/sim2real/experiments.csv. Nothing was fitted to them.
+  // 2048, max_num_seqs 128) in data/sim2real/experiments.csv. Nothing was fitted to them.
   struct Case {
     const char* model;
     int tp;

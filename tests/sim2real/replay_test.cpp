@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -14,7 +13,7 @@
 #include "sim/config/run_config.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/hardware/catalog.hpp"
-#include "tests/sim2real/shared_data.hpp"
+#include "tests/sim2real/experiments_data.hpp"
 #include "tools/common/run_config_loader.hpp"
 #include "tools/common/run_executor.hpp"
 #include "tools/sim2real/fit.hpp"
@@ -26,18 +25,17 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// The shared experiments and their CSV path; none (with a WARN) when ../shared is absent.
-struct SharedRuns {
+// The measured experiments of data/sim2real and their CSV path.
+struct MeasuredRuns {
   std::string csv;
   std::vector<Experiment> runs;
 };
-std::optional<SharedRuns> shared_runs() {
+MeasuredRuns measured_runs() {
   const std::string csv = test::experiments_csv();
-  if (csv.empty()) return std::nullopt;
-  return SharedRuns{csv, read_experiments(csv)};
+  return MeasuredRuns{csv, read_experiments(csv)};
 }
 
-// A small regenerated run (no ../shared needed): shared-prefix chat on one H100, vLLM v0.15.1.
+// A small regenerated run (no measured data needed): shared-prefix chat on one H100, vLLM v0.15.1.
 Experiment synthetic_run(const std::string& id, const std::string& model, double rate = 1.0,
                          int line = 0) {
   Experiment e;
@@ -90,9 +88,8 @@ class BudgetChecker final : public RunObserver {
 
 TEST_CASE("every run of experiments.csv becomes a config that resolves its model and GPU",
           "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   for (const auto& e : runs) {
     INFO(e.id);
     const std::string yaml = make_config_yaml(e, ReplayOptions{});
@@ -128,9 +125,8 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
 
 TEST_CASE("a trace whose row count differs from n_requests_trace is an error and not scored",
           "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  Experiment e = find(shared->runs, "tv-l2-7b-codegen");
+  const auto measured = measured_runs();
+  Experiment e = find(measured.runs, "tv-l2-7b-codegen");
   REQUIRE(e.n_requests_trace == 9000);
   // The same trace cut after its first 100 requests.
   const auto cut = std::filesystem::temp_directory_path() / "servesim_cut_trace.csv";
@@ -142,7 +138,7 @@ TEST_CASE("a trace whose row count differs from n_requests_trace is an error and
   }
   e.trace_file = cut.string();
   try {
-    replay(e, ReplayOptions{}, shared->csv);
+    replay(e, ReplayOptions{}, measured.csv);
     FAIL("no error");
   } catch (const InputError& err) {
     CHECK_THAT(err.what(), Contains("run tv-l2-7b-codegen:") &&
@@ -174,9 +170,8 @@ TEST_CASE("concurrent replays give each run its own result in order and the firs
 
 TEST_CASE("a replayed trace keeps vLLM V1's token budget, seat limit and KV capacity every step",
           "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   const Experiment& e = find(runs, "tv-l2-7b-general");
   ConfigNode root = ConfigNode::parse(make_config_yaml(e, ReplayOptions{}), "generated");
   // The first 6000 rows reach the 20 req/s stage, where batches fill up.
@@ -196,9 +191,8 @@ TEST_CASE("a replayed trace keeps vLLM V1's token budget, seat limit and KV capa
 
 TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression guard)",
           "[sim2real][replay][data][e2e]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   const ReplayOptions options;  // the tool's defaults: configs/engines/vllm-v1.yaml
   const RunResult r = replay(find(runs, "tv-l2-7b-codegen"), options, csv);
   CHECK(r.kind == ReplayKind::kExact);
@@ -219,9 +213,8 @@ TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression
 
 TEST_CASE("a two-stage trace is scored per stage on its contiguous rate x duration rows",
           "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   const Experiment& e = find(runs, "tv-l2-7b-codegen");  // 5 req/s then 10 req/s, 600 s each
   const RunResult r = replay(e, ReplayOptions{}, csv);
   REQUIRE(r.stages.size() == 2);
@@ -248,9 +241,8 @@ TEST_CASE("a two-stage trace is scored per stage on its contiguous rate x durati
 
 TEST_CASE("the step-time sensitivity is near 1 at light load and grows near capacity",
           "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   ReplayOptions o;
   o.sensitivity_delta = 0.02;
   // Light load (roleplay, 6 req/s): latency follows step time about one to one.
@@ -277,9 +269,8 @@ TEST_CASE("the step-time sensitivity is near 1 at light load and grows near capa
 TEST_CASE(
     "the online learner learns from the first fifth of a trace only and is scored on the rest",
     "[sim2real][replay][online][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   ReplayOptions o;
   o.online = "frozen";
   const RunResult frozen = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
@@ -312,9 +303,8 @@ TEST_CASE(
 
 TEST_CASE("under a shift the scale learner recovers what a floor cannot",
           "[sim2real][replay][online][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   // No engine profile: the hardware file's uncalibrated constants, whose decode steps are too
   // slow by more than their whole host floor (15.6% static when written; scale 3.0%, floor 6.8%).
   ReplayOptions o;
@@ -334,9 +324,8 @@ TEST_CASE("under a shift the scale learner recovers what a floor cannot",
 
 TEST_CASE("a run without a trace divides ITL by the output count its measurement implies",
           "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   // Run 67 generated output_len = 1448 tokens per request (ignore_eos) while its ITL counts
   // ~1120 (re-tokenized text), as the traced Llama-2-7b runs do (measured_output_len_mean).
   const Experiment& e = find(runs, "67");
@@ -353,9 +342,8 @@ TEST_CASE("a run without a trace divides ITL by the output count its measurement
 
 TEST_CASE("the per-request overhead shifts TTFT and E2E of every request and leaves ITL alone",
           "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   ReplayOptions none;
   none.engine = "{name: a, request_overhead_ns: 0}";
   ReplayOptions five;
@@ -442,9 +430,8 @@ TEST_CASE("each run replays with the engine profile that claims its image", "[si
 
 TEST_CASE("the held-out traced runs stay within their error targets (regression guard)",
           "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   Report report;
   for (const std::string id : {"tv-l2-7b-general", "5"}) report.held_out.insert(id);
   REQUIRE(default_held_out() == "tv-l2-7b-general,5");
@@ -462,9 +449,8 @@ TEST_CASE("the held-out traced runs stay within their error targets (regression 
 }
 
 TEST_CASE("the engine fit reproduces the shipped profiles", "[sim2real][fit][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   std::set<std::string> held_out;
   for (const std::string id : {"tv-l2-7b-general", "5"}) held_out.insert(id);
   REQUIRE(default_held_out() == "tv-l2-7b-general,5");
@@ -486,9 +472,8 @@ TEST_CASE("the engine fit reproduces the shipped profiles", "[sim2real][fit][dat
 }
 
 TEST_CASE("a replay whose simulated server queues up says so", "[sim2real][replay][data]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   // The reasoning run overloaded the real server too (4068 of 4800 requests failed).
   const RunResult r = replay(find(runs, "tv-l2-7b-reasoning"), ReplayOptions{}, csv);
   CHECK(r.sim_wait_p99_ms > 10000);
@@ -537,9 +522,8 @@ TEST_CASE("a fit is written into an engine file line by line, keeping everything
 
 TEST_CASE("a held-out run must exist and must not be scored with constants fitted on it",
           "[sim2real][fit]") {
-  const auto shared = shared_runs();
-  if (!shared) return;
-  const auto& [csv, runs] = *shared;
+  const auto measured = measured_runs();
+  const auto& [csv, runs] = measured;
   const std::set<std::string> standard = {"tv-l2-7b-general", "5"};
   CHECK_NOTHROW(check_held_out(runs, standard, ReplayOptions{}, csv, false));
   CHECK_THROWS_WITH(check_held_out(runs, {"nosuch"}, ReplayOptions{}, csv, true),

@@ -357,11 +357,8 @@ TEST_CASE("an NVLink topology on a GPU without NVLink is refused and its default
 }
 
 TEST_CASE("sim2real refuses an empty run id and an --out that is a file", "[errors][sim2real]") {
-  const std::string csv = (source_root() / "../shared/data/sim2real/experiments.csv").string();
-  if (!std::filesystem::exists(csv)) {
-    WARN("skipped: " << csv << " is absent (needs ../shared/data)");
-    return;
-  }
+  const std::string csv = (source_root() / "data/sim2real/experiments.csv").string();
+  REQUIRE(std::filesystem::exists(csv));
   for (const std::string ids : {",", "1,,4", "1,"}) {
     const auto r = run_sim2real({"--experiments", csv, "--only", ids, "--sensitivity", "0"});
     INFO(r.output);

@@ -6,7 +6,7 @@
 // moves results on purpose regenerates that file, in its own commit that says why:
 //   for c in <the configs>; do build/tests/tools/run_example_config --print-digest configs/$c; done
 // One CTest per example config (tests/tools/CMakeLists.txt).
-// Exit 0 pass, 1 fail, 77 skipped (the config reads ../shared/data, which is absent).
+// Exit 0 pass, 1 fail.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,7 +19,6 @@
 
 namespace fs = std::filesystem;
 using servesim::test::read_json;
-using servesim::test::read_text;
 using servesim::test::run_simulate;
 
 namespace {
@@ -55,12 +54,6 @@ int main(int argc, char** argv) {
   }
   const std::string config = argv[argc - 1];
   const fs::path path = servesim::test::source_root() / config;
-  if (read_text(path).find("shared/data") != std::string::npos &&
-      !fs::is_directory(fs::path(SERVESIM_SHARED_DIR) / "data")) {
-    std::cout << "skipped: " << config << " reads shared/data, absent at " << SERVESIM_SHARED_DIR
-              << "\n";
-    return 77;
-  }
   const auto dir = servesim::test::fresh_dir("config_" + path.stem().string());
   const auto r = run_simulate(
       {config, "--set", "workload.num_requests=200", "--out", dir.string(), "--quiet"});

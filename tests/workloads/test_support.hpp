@@ -20,10 +20,11 @@ inline std::string fixture(const std::string& name) {
   return std::string(SERVESIM_SOURCE_DIR) + "/tests/workloads/data/" + name;
 }
 
-// A file under ../shared/data, or "" when the shared data is absent.
-inline std::string shared_file(const std::string& relative) {
-  const std::string path = std::string(SERVESIM_SHARED_DIR) + "/data/" + relative;
-  return std::filesystem::exists(path) ? path : std::string();
+// A file under the repository's data/ (a test fails when it is missing).
+inline std::string data_file(const std::string& relative) {
+  const std::string path = std::string(SERVESIM_DATA_DIR) + "/" + relative;
+  REQUIRE(std::filesystem::exists(path));
+  return path;
 }
 
 // The `workload:` node of a YAML document given as text (errors name "test.yaml").

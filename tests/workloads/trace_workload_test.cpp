@@ -8,10 +8,10 @@
 #include "workloads/registry.hpp"
 
 using namespace servesim;
+using servesim::test::data_file;
 using servesim::test::drain;
 using servesim::test::fixture;
 using servesim::test::make;
-using servesim::test::shared_file;
 using servesim::test::trace_yaml;
 
 namespace {
@@ -116,15 +116,11 @@ TEST_CASE("relative trace paths resolve against the config file's folder", "[wor
 }
 
 TEST_CASE("the shipped Vidur, Azure and measured traces start with the rows in the files",
-          "[workloads][trace][shared]") {
-  const std::string vidur = shared_file("vidur/processed_traces/splitwise_conv.csv");
-  const std::string azure = shared_file("azure/AzureLLMInferenceTrace_conv.csv");
+          "[workloads][trace][data]") {
+  const std::string vidur = data_file("vidur/processed_traces/splitwise_conv.csv");
+  const std::string azure = data_file("azure/AzureLLMInferenceTrace_conv.csv");
   const std::string measured =
-      shared_file("sim2real/traces/20260217-155451-llama-2-7b-tp1-codegen.csv");
-  if (vidur.empty() || azure.empty() || measured.empty()) {
-    WARN("skipped: " SERVESIM_SHARED_DIR "/data is absent");
-    return;
-  }
+      data_file("sim2real/traces/20260217-155451-llama-2-7b-tp1-codegen.csv");
   // splitwise_conv.csv: 0.0,374,44 / 4.314579,396,109 / 4.541877,879,55
   auto v = make(trace_yaml("vidur", vidur, "", "  num_requests: 3\n"));
   auto rv = drain(*v);
@@ -148,14 +144,10 @@ TEST_CASE("the shipped Vidur, Azure and measured traces start with the rows in t
 }
 
 TEST_CASE("the splitwise CSVs replay the Azure traces they were converted from, to the ns",
-          "[workloads][trace][shared]") {
+          "[workloads][trace][data]") {
   for (const std::string name : {"conv", "code"}) {
-    const std::string vidur = shared_file("vidur/processed_traces/splitwise_" + name + ".csv");
-    const std::string azure = shared_file("azure/AzureLLMInferenceTrace_" + name + ".csv");
-    if (vidur.empty() || azure.empty()) {
-      WARN("skipped: " SERVESIM_SHARED_DIR "/data is absent");
-      return;
-    }
+    const std::string vidur = data_file("vidur/processed_traces/splitwise_" + name + ".csv");
+    const std::string azure = data_file("azure/AzureLLMInferenceTrace_" + name + ".csv");
     auto v = make(trace_yaml("vidur", vidur));
     auto a = make(trace_yaml("azure", azure));
     std::int64_t n = 0;
@@ -177,12 +169,8 @@ TEST_CASE("the splitwise CSVs replay the Azure traces they were converted from, 
 }
 
 TEST_CASE("qps rescaling of a shipped trace gives the requested mean rate",
-          "[workloads][trace][shared]") {
-  const std::string azure = shared_file("azure/AzureLLMInferenceTrace_code.csv");
-  if (azure.empty()) {
-    WARN("skipped: " SERVESIM_SHARED_DIR "/data is absent");
-    return;
-  }
+          "[workloads][trace][data]") {
+  const std::string azure = data_file("azure/AzureLLMInferenceTrace_code.csv");
   auto w = make(trace_yaml("azure", azure, ", qps: 8"));
   const auto r = drain(*w);
   REQUIRE(r.size() == 8'819);
@@ -192,7 +180,7 @@ TEST_CASE("qps rescaling of a shipped trace gives the requested mean rate",
 }
 
 TEST_CASE("the shipped measured traces replay with their zero-token rows counted",
-          "[workloads][trace][shared]") {
+          "[workloads][trace][data]") {
   struct Expected {
     const char* file;
     std::int64_t rows, zero_prompt, zero_output, errors;
@@ -204,11 +192,7 @@ TEST_CASE("the shipped measured traces replay with their zero-token rows counted
       {"20260218-150304-codellama-34b-tp2-general.csv", 16'800, 0, 0, 0},
   };
   for (const auto& e : kRuns) {
-    const std::string file = shared_file(std::string("sim2real/traces/") + e.file);
-    if (file.empty()) {
-      WARN("skipped: " SERVESIM_SHARED_DIR "/data is absent");
-      return;
-    }
+    const std::string file = data_file(std::string("sim2real/traces/") + e.file);
     INFO(e.file);
     auto w = make(trace_yaml("measured", file));
     std::int64_t n = 0;

@@ -92,8 +92,7 @@ int run(const fs::path& profiles, const std::vector<std::string>& kinds, const s
 
 int main(int argc, char** argv) {
   CLI::App app{"servesim cost-model benchmark: ns per CostModel::step() call"};
-  std::string profiles =
-      (fs::path(SERVESIM_SOURCE_DIR) / "../shared/data/vidur/profiling/compute").string();
+  std::string profiles = (fs::path(SERVESIM_SOURCE_DIR) / "data/vidur/profiling/compute").string();
   std::vector<std::string> kinds;
   app.add_option("--profiles", profiles,
                  "Vidur profiling/compute folder the rf and rf_scaled kinds train on");

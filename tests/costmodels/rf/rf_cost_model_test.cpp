@@ -108,11 +108,8 @@ TEST_CASE("rf config errors name the key and the valid values", "[costmodels][rf
 
 TEST_CASE("rf and rf_scaled keep the cost-model contract on a real profile",
           "[costmodels][rf][contract][data]") {
-  const std::string dir = testing::shared_compute_dir();
-  if (!std::filesystem::exists(dir + "/a100/meta-llama/Llama-2-7b-hf/mlp.csv")) {
-    WARN("skipped: " << dir << " is absent (needs ../shared/data)");
-    return;
-  }
+  const std::string dir = testing::data_compute_dir();
+  REQUIRE(std::filesystem::exists(dir + "/a100/meta-llama/Llama-2-7b-hf/mlp.csv"));
   testing::TempDir cache;
   const GpuSpec gpu = testing::h100_like();
   const ModelSpec model = testing::llama2_7b_like();  // matches Llama-2-7b-hf by dimensions

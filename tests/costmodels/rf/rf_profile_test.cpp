@@ -78,11 +78,8 @@ TEST_CASE("a model is matched to a profile by name, else by its layer dimensions
 
 TEST_CASE("forests trained on 80% of a real profile predict the held-out 20% within 3%",
           "[costmodels][rf][data]") {
-  const std::string path = testing::shared_compute_dir() + "/a100/meta-llama/Llama-2-7b-hf/mlp.csv";
-  if (!std::filesystem::exists(path)) {
-    WARN("skipped: " << path << " is absent (needs ../shared/data)");
-    return;
-  }
+  const std::string path = testing::data_compute_dir() + "/a100/meta-llama/Llama-2-7b-hf/mlp.csv";
+  REQUIRE(std::filesystem::exists(path));
   std::vector<VidurMlpRow> train;
   std::vector<VidurMlpRow> held_out;
   int i = 0;

@@ -66,8 +66,9 @@ inline std::string synthetic_mlp(std::initializer_list<int> tps, double scale = 
   return s;
 }
 
-inline std::string shared_compute_dir() {
-  return std::string(SERVESIM_SHARED_DIR) + "/data/vidur/profiling/compute";
+// The repository's Vidur compute profiles (data/vidur/profiling/compute).
+inline std::string data_compute_dir() {
+  return std::string(SERVESIM_DATA_DIR) + "/vidur/profiling/compute";
 }
 
 }  // namespace servesim::testing

@@ -27,8 +27,9 @@ META_COLS = [
 ]
 MLP_COLUMNS = ["time_stats.%s.%s" % (op, s) for op in OPS for s in STATS] + META_COLS
 
-# Architecture per ../shared/reference/models.yaml.  vocab_size is Vidur's (Llama-2 and
-# CodeLlama-34b inherit Vidur's default 32768; HF says 32000) so that rows key like Vidur's.
+# Architecture per each model's Hugging Face config.json (as in configs/models/).  vocab_size is
+# Vidur's (Llama-2 and CodeLlama-34b inherit Vidur's default 32768; HF says 32000) so that rows
+# key like Vidur's.
 MODELS = [
     dict(name="meta-llama/Meta-Llama-3-8B", n_head=32, n_kv_head=8, n_embd=4096,
          n_expanded_embd=14336, vocab_size=128256, gated=True, tps=[1, 2, 4]),
