@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 TEST_CASE(
     "priced with the Vidur profiler's library setting every H100 model and TP degree meets the "
-    "issue's targets and the A100 is untouched",
+    "targets and the A100 is untouched",
     "[costmodels][accuracy]") {
   testing::require_vidur_profiles();
   CostmodelArgs a;

@@ -29,18 +29,6 @@ CITATION_PATTERNS = [
                 re.IGNORECASE), "the seed project"),
 ]
 
-# Hits in files other changes own, each fixed where that file is edited. A listed hit that no longer
-# occurs is reported (so the list only shrinks) but does not fail.
-PENDING = {
-    ("configs/engines/vllm-v1.yaml", "a bare #number"),
-    ("configs/hardware/l40s.yaml", "a bare #number"),
-    ("costmodels/README.md", "an issue"),
-    ("tools/bench/README.md", "an issue"),
-    ("tests/costmodel_command/validate_test.cpp", "an issue"),
-    ("tests/fuzz/regressions/fuzz_catalog_file/00_shipped_hardware",
-     "a document outside the repository"),
-}
-
 # Paths the citation check skips: vendored third-party data, and this checker (it names the
 # patterns it looks for).
 SKIP_PREFIXES = ("data/", "tests/docs/")
@@ -70,7 +58,7 @@ def check_citations(src):
     if files is None:
         print("check_docs.py: not a git checkout; citations not checked")
         return 77
-    problems, seen = [], set()
+    problems = []
     for path in files:
         if path.startswith(SKIP_PREFIXES) or path.endswith(SKIP_SUFFIXES):
             continue
@@ -82,12 +70,7 @@ def check_citations(src):
                 text = f.read()
         except (UnicodeDecodeError, OSError):
             continue
-        for hit in citation_hits(path, text):
-            seen.add((hit[0], hit[2]))
-            if (hit[0], hit[2]) not in PENDING:
-                problems.append(hit)
-    for path, what in sorted(PENDING - seen):
-        print(f"note: {path} no longer has {what}; remove it from PENDING")
+        problems.extend(citation_hits(path, text))
     for path, n, what, line in problems:
         print(f"{path}:{n}: {what}: {line}")
     return 1 if problems else 0
