@@ -8,9 +8,9 @@ SarathiScheduler::SarathiScheduler(SchedulerOptions options) : SchedulerBase(opt
   if (options_.max_num_batched_tokens <= 0) options_.max_num_batched_tokens = 512;
 }
 
-void SarathiScheduler::complete_batch(const Batch& batch, SimTime now, KvCache& kv,
-                                      std::vector<Request*>& finished) {
-  SchedulerBase::complete_batch(batch, now, kv, finished);
+void SarathiScheduler::complete_batch(const Batch& batch, std::span<Request* const> finished,
+                                      SimTime now, KvCache& kv) {
+  SchedulerBase::complete_batch(batch, finished, now, kv);
   last_end_ = now;
 }
 

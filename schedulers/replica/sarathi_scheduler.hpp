@@ -38,8 +38,8 @@ class SarathiScheduler : public SchedulerBase,
   // Start of the step in flight, or -1 (async scheduling admits by it).
   SimTime step_start() const { return last_start_; }
   void next_batch(SimTime now, KvCache& kv, Batch& batch) override;
-  void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
-                      std::vector<Request*>& finished) override;
+  void complete_batch(const Batch& batch, std::span<Request* const> finished, SimTime now,
+                      KvCache& kv) override;
 
  private:
   // Admits waiting requests that arrived by `cutoff`, in queue order, within budget and seats:

@@ -126,22 +126,17 @@ void SchedulerBase::free_kv(Request* r, KvCache& kv) {
   kv.release(r->kv_blocks, r->kv_shared, keys_of(*r, kv.block_size()));
 }
 
-void SchedulerBase::complete_batch(const Batch& batch, SimTime /*now*/, KvCache& kv,
-                                   std::vector<Request*>& finished) {
-  bool any_done = false;
-  for (const auto& e : batch.entries) {
-    Request* r = e.request;
-    if (r->done()) {  // its published prefix blocks stay cached when freed (as in vLLM)
-      if (!r->hand_off) release_finished(r, kv);  // a hand-off keeps it until it is sent
-      finished.push_back(r);
-      any_done = true;
-    }
+void SchedulerBase::complete_batch(const Batch& /*batch*/, std::span<Request* const> finished,
+                                   SimTime /*now*/, KvCache& kv) {
+  if (finished.empty()) return;  // most steps: nothing to retire
+  // Its published prefix blocks stay cached when freed (as in vLLM); a hand-off keeps its KV
+  // until it is sent.
+  for (Request* r : finished) {
+    if (!r->hand_off) release_finished(r, kv);
   }
-  if (any_done) {
-    running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                  [](const Request* r) { return r->done(); }),
-                   running_.end());
-  }
+  running_.erase(
+      std::remove_if(running_.begin(), running_.end(), [](const Request* r) { return r->done(); }),
+      running_.end());
 }
 
 std::int64_t SchedulerBase::prefill_backlog_tokens() const {

@@ -18,8 +18,8 @@ class SchedulerBase : public ReplicaScheduler {
   explicit SchedulerBase(SchedulerOptions options) : options_(options) {}
 
   void enqueue(Request* request, SimTime now) override;
-  void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
-                      std::vector<Request*>& finished) override;
+  void complete_batch(const Batch& batch, std::span<Request* const> finished, SimTime now,
+                      KvCache& kv) override;
   std::int64_t num_outstanding() const override {
     return static_cast<std::int64_t>(waiting_.size() + running_.size());
   }

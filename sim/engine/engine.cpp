@@ -291,6 +291,7 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
   replica.in_flight.pop_front();
   replica.busy = !replica.in_flight.empty();
   if (step.watts != 0) set_step_power(replica, replica.step_power_w - step.watts, now);
+  finished_.clear();
   for (const auto& entry : step.batch.entries) {
     Request& r = *entry.request;
     r.computed += entry.tokens;
@@ -304,14 +305,14 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
       r.tbt_max_ns = std::max(r.tbt_max_ns, gap);
       r.last_token = now;
       tokens_.push_back(TokenEvent{&r, gap});
+      if (r.done()) finished_.push_back(&r);
     }
   }
   if (!tokens_.empty()) {
     for (auto* o : observers_) o->on_tokens(tokens_, now);
     tokens_.clear();
   }
-  finished_.clear();
-  replica.scheduler->complete_batch(step.batch, now, replica.kv, finished_);
+  replica.scheduler->complete_batch(step.batch, finished_, now, replica.kv);
   // The step's entry vector becomes the replica's next batch: its capacity is kept, so forming
   // a batch allocates nothing once batches have reached their size.
   if (replica.batch.empty()) {

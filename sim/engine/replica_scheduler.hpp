@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,12 +35,13 @@ class ReplicaScheduler {
   // Forms the next batch into `batch` (empty when nothing can run). May preempt running requests
   // (recompute: their KV is freed and they wait again, ahead of new arrivals); never drops one.
   virtual void next_batch(SimTime now, KvCache& kv, Batch& batch) = 0;
-  // Called after the engine applied a finished step (token counts advanced, tokens emitted):
-  // removes requests that are done from the running set, frees their KV and appends them to
-  // `finished`. A request with hand_off set is returned at its first token still holding its KV
-  // (only a PrefillRole scheduler is given such requests).
-  virtual void complete_batch(const Batch& batch, SimTime now, KvCache& kv,
-                              std::vector<Request*>& finished) = 0;
+  // Called after the engine applied a finished step (token counts advanced, tokens emitted);
+  // `finished` are the batch's requests that are now done (Request::done), in batch order. The
+  // scheduler removes them from its running set and frees their KV, except that a request with
+  // hand_off set keeps its KV at its first token (only a PrefillRole scheduler is given such
+  // requests).
+  virtual void complete_batch(const Batch& batch, std::span<Request* const> finished, SimTime now,
+                              KvCache& kv) = 0;
   // Most requests it runs at once (max_num_seqs).
   virtual std::int32_t seat_limit() const = 0;
   // Requests waiting or running (outstanding work, for routers).

@@ -19,7 +19,7 @@ class FakeScheduler : public ReplicaScheduler {
   std::string_view name() const override { return "fake"; }
   void enqueue(Request*, SimTime) override { ++outstanding_; }
   void next_batch(SimTime, KvCache&, Batch&) override {}
-  void complete_batch(const Batch&, SimTime, KvCache&, std::vector<Request*>&) override {}
+  void complete_batch(const Batch&, std::span<Request* const>, SimTime, KvCache&) override {}
   std::int64_t num_outstanding() const override { return outstanding_; }
   std::int64_t num_running() const override { return 0; }
   std::int64_t prefill_backlog_tokens() const override { return backlog_; }

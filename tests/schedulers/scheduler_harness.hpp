@@ -65,6 +65,7 @@ class SchedulerHarness {
   std::vector<Request*> apply() {
     now_ += kStepNs;
     ++steps_;
+    std::vector<Request*> done;
     for (const auto& e : batch_.entries) {
       Request& r = *e.request;
       r.computed += e.tokens;
@@ -73,10 +74,10 @@ class SchedulerHarness {
         ++r.generated;
         if (r.first_token < 0) r.first_token = now_;
         r.last_token = now_;
+        if (r.done()) done.push_back(&r);
       }
     }
-    std::vector<Request*> done;
-    scheduler_->complete_batch(batch_, now_, kv_, done);
+    scheduler_->complete_batch(batch_, done, now_, kv_);
     for (Request* r : done) r->finished = now_;
     finished_.insert(finished_.end(), done.begin(), done.end());
     return done;
