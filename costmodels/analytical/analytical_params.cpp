@@ -112,11 +112,12 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
         t->get_positive_fraction("decode_bw_fraction", decode_attn_bw_fraction);
     attn_floor_ns = t->get_nonnegative("floor_ns", attn_floor_ns);
   }
-  if (auto l = section(
-          a, "light", complete,
-          {"graph_launch_scale", "row_ctas_per_sm", "l2_resident_fraction", "l2_speedup"})) {
-    std::vector<std::string> known = {"source", "graph_launch_scale", "row_ctas_per_sm",
-                                      "l2_resident_fraction", "l2_speedup"};
+  if (auto l = section(a, "light", complete,
+                       {"graph_launch_scale", "row_ctas_per_sm", "l2_resident_fraction",
+                        "l2_speedup", "home_bytes_per_sm_clk"})) {
+    std::vector<std::string> known = {"source",          "graph_launch_scale",
+                                      "row_ctas_per_sm", "l2_resident_fraction",
+                                      "l2_speedup",      "home_bytes_per_sm_clk"};
     for (std::string_view n : kLightNames) known.emplace_back(n);
     l->check_keys(known);
     graph_launch_scale = l->get_fraction("graph_launch_scale", graph_launch_scale);
@@ -124,6 +125,8 @@ void AnalyticalParams::apply_analytical(const ConfigNode& a, bool complete) {
     light_l2_resident_fraction =
         l->get_fraction("l2_resident_fraction", light_l2_resident_fraction);
     light_l2_speedup = l->get_positive("l2_speedup", light_l2_speedup);
+    light_home_bytes_per_sm_clk =
+        l->get_positive("home_bytes_per_sm_clk", light_home_bytes_per_sm_clk);
     if (light_l2_speedup < 1) {
       l->at("l2_speedup")
           .fail(fmt::format("expected a speedup of at least 1 (L2 is not slower than DRAM), got {}",

@@ -90,6 +90,11 @@ struct AnalyticalParams {
   // (0: no such reuse).
   double light_l2_resident_fraction = 0;
   double light_l2_speedup = 1;
+  // DRAM bytes per SM clock (datasheet bandwidth / (SMs · clock)) of the GPU the light kernels'
+  // bw_fraction were fitted on. A kernel streaming below the DRAM ceiling eta_max there was held
+  // back on the SM side (bytes in flight per SM over a DRAM latency in clocks: Little's law); a
+  // GPU with fewer DRAM bytes per SM clock lifts it closer to the ceiling (light_memory).
+  double light_home_bytes_per_sm_clk = 0;
   // Collectives
   double nvlink_efficiency = 0.6;
   double pcie_efficiency = 0.75;

@@ -74,6 +74,9 @@ FitReport fit_home_constants(
   rep.params = start;
   const AnalyticalTerms terms;
   const double bw = gpu.memory_bw_gb_per_s;
+  // The light fractions fitted here are this GPU's own: it becomes their home.
+  rep.params.light_home_bytes_per_sm_clk =
+      bw / (gpu.sms * gpu.boost_clock_mhz * 1e-3 * rep.params.clock_fraction);
 
   // Light kernels: per kernel kind, t/count = (t_lat^q + t_bw^q)^(1/q), t_lat = floor +
   // row_elem_ns · row elements · waves of rows, t_bw = the bytes at fraction · BW (a norm's or
@@ -508,8 +511,10 @@ std::string analytical_section_yaml(const AnalyticalParams& p,
       p.prefill_attn_efficiency, p.decode_attn_bw_fraction, p.attn_floor_ns);
   s += fmt::format(
       "  light:\n    graph_launch_scale: {:g}\n    row_ctas_per_sm: {}\n"
-      "    l2_resident_fraction: {:.4f}\n    l2_speedup: {:.4f}\n",
-      p.graph_launch_scale, p.row_ctas_per_sm, p.light_l2_resident_fraction, p.light_l2_speedup);
+      "    l2_resident_fraction: {:.4f}\n    l2_speedup: {:.4f}\n"
+      "    home_bytes_per_sm_clk: {:.4f}\n",
+      p.graph_launch_scale, p.row_ctas_per_sm, p.light_l2_resident_fraction, p.light_l2_speedup,
+      p.light_home_bytes_per_sm_clk);
   for (std::size_t i = 0; i < kNumLightKernels; ++i) {
     s += fmt::format("    {}: {{floor_ns: {:.0f}, bw_fraction: {:.4f}, row_elem_ns: {:.4f}}}\n",
                      light_kernel_name(static_cast<LightKernel>(i)), p.light[i].floor_ns,

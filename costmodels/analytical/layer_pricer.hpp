@@ -31,19 +31,31 @@ struct LightWork {
 // Where a light kernel's bytes come from: DRAM at `bw` bytes/ns and, for the input the kernel
 // before it just wrote, L2 while that input is at most `l2_resident_bytes`
 // (light_l2_resident_fraction · L2; the rest of a larger input was evicted), read at `l2_speedup` ×
-// the kernel's own DRAM rate.
+// the kernel's own DRAM rate. `eta` is the DRAM stream ceiling (memory.eta_max) and `sm_ratio`
+// the SM clocks this GPU has per DRAM byte over those of the GPU the fractions were fitted on
+// (home DRAM bytes per SM clock / this GPU's), 0 where the law is not applied (light_memory:
+// GPUs within kMinLightSmRatio of the home, the HBM parts).
 struct LightMemory {
   double bw = 0;
   double l2_resident_bytes = 0;
   double l2_speedup = 1;
+  double eta = 1;
+  double sm_ratio = 0;
 };
+// The fraction of `m.bw` a kernel fitted at `bw_fraction` streams at on `m`. Below the ceiling
+// η the law reads the fitted fraction f as held on the SM side: its SM-side rate s (a fraction of
+// the home bandwidth) satisfies f^−q = η^−q + s^−q, and s is bytes in flight per SM over the
+// DRAM latency, per clock (Little's law), so on a GPU with more SM clocks per DRAM byte it
+// scales by sm_ratio and the fraction is (η^−q + (s · sm_ratio)^−q)^(−1/q). At sm_ratio ≤ 1,
+// or at or above the ceiling, the kernel streams at f.
+double light_stream_fraction(double bw_fraction, const LightMemory& m, double q);
 LightMemory light_memory(const GpuSpec& gpu, const AnalyticalParams& p);
 
 // One light kernel on the memory `m`. At few tokens it is latency-bound: the
 // launch floor plus, for a per-token kernel, the serial walk of one row,
 //   t_lat = floor + row_elem_ns · row_elems · ⌈rows / (row_slots)⌉  (row_slots = SMs · CTAs/SM),
-// at many it streams at bw_fraction of the bandwidth,
-//   t_bw = (bytes − hit) / (bw_fraction · BW) + hit / (l2_speedup · bw_fraction · BW),
+// at many it streams at a fraction r = light_stream_fraction(bw_fraction) of the bandwidth,
+//   t_bw = (bytes − hit) / (r · BW) + hit / (l2_speedup · r · BW),
 //   hit = min(reuse_bytes, l2_resident_bytes),
 // and the two overlap through the knee (t_lat^q + t_bw^q)^(1/q). Terms: `light` off prices the
 // stream at full bandwidth, `light_l2` off reads every byte from DRAM, `launch` off drops the

@@ -26,6 +26,7 @@ analytical:
     row_ctas_per_sm: 2
     l2_resident_fraction: 0
     l2_speedup: 1
+    home_bytes_per_sm_clk: 13.3898
     rmsnorm: {floor_ns: 4800, bw_fraction: 0.35, row_elem_ns: 0}
     layernorm: {floor_ns: 7400, bw_fraction: 0.48, row_elem_ns: 0}
     rope: {floor_ns: 3900, bw_fraction: 0.42, row_elem_ns: 0}
