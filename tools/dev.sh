@@ -4,7 +4,8 @@
 #   tools/dev.sh test  — install what is missing, check formatting, build with clang, -Werror,
 #                        ASan + UBSan (build-san/), run CTest under the sanitizers, fuzz each
 #                        input parser for 30 s (tools/fuzz.sh), then build with GCC, -Werror
-#                        (build-gcc/), so that neither compiler's warnings slip in
+#                        (build-gcc/), so that neither compiler's warnings slip in, and run the
+#                        Python module's pytest suite there (the sanitized build has no module)
 #   tools/dev.sh lint  — clang-tidy with the checks of .clang-tidy over the libraries and commands
 #                        (not CI: about 10 minutes on 2 cores)
 # Extra arguments after `run` go to simulate (e.g. `tools/dev.sh run --set workload.arrival.qps=8`).
@@ -13,7 +14,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build clang clang-format libclang-rt-14-dev libyaml-cpp-dev libhdf5-dev hdf5-tools libtbb-dev
           libeigen3-dev libboost-graph-dev catch2 libxgboost-dev libcli11-dev libfmt-dev
-          nlohmann-json3-dev libopenmpi-dev openmpi-bin python3-matplotlib python3-h5py)
+          nlohmann-json3-dev libopenmpi-dev openmpi-bin python3-matplotlib python3-h5py
+          pybind11-dev python3-dev python3-pytest python3-numpy python3-pandas)
 
 install_missing() {
   local missing=()
@@ -82,6 +84,7 @@ case "$mode" in
     (cd build-san && ctest --output-on-failure -j"$(nproc)" "$@")
     tools/fuzz.sh 30
     build_gcc
+    (cd build-gcc && ctest --output-on-failure -L python)
     ;;
   lint)
     install_missing

@@ -16,7 +16,11 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
 
 RunConfig load_run_config(const std::string& path, const std::vector<ConfigOverride>& overrides,
                           std::optional<std::uint64_t> seed) {
-  ConfigNode root = ConfigNode::load_file(path);
+  return load_run_config(ConfigNode::load_file(path), overrides, seed);
+}
+
+RunConfig load_run_config(ConfigNode root, const std::vector<ConfigOverride>& overrides,
+                          std::optional<std::uint64_t> seed) {
   for (const auto& o : overrides) root.apply_override(o.assignment, o.flag);
   return RunConfig::parse(root, seed);
 }

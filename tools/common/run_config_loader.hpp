@@ -22,6 +22,9 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
 // The same with each override's flag: what `simulate --set` does is this with "--set" each.
 RunConfig load_run_config(const std::string& path, const std::vector<ConfigOverride>& overrides,
                           std::optional<std::uint64_t> seed);
+// The same for a document already read (a config given as data, parsed with ConfigNode::parse).
+RunConfig load_run_config(ConfigNode root, const std::vector<ConfigOverride>& overrides,
+                          std::optional<std::uint64_t> seed);
 
 // The config a run ran with, as YAML: the file after its overrides, with `name`, `seed` (the
 // --seed override included) and `config_dir` (the absolute folder its relative paths resolve

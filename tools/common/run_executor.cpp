@@ -130,16 +130,18 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
     writers = std::make_unique<OutputWriters>(dir, run.config.output, run.fleet);
     observers.push_back(writers.get());
   }
+  observers.insert(observers.end(), options.observers.begin(), options.observers.end());
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
   if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
   engine.set_stop(options.stop);
   engine.set_slo(&run.config.slo, run.cost_model->request_overhead_ns(),
                  derive_seed(run.config.seed, 2));
   const auto wall_start = std::chrono::steady_clock::now();
+  Engine::Progress progress_line;
   if (options.progress) {
     std::ostream& progress = *options.progress;
     const std::optional<std::int64_t> total = run.workload->expected_requests();
-    engine.set_progress([wall_start, total, &progress](const EngineTotals& t, SimTime now) {
+    progress_line = [wall_start, total, &progress](const EngineTotals& t, SimTime now) {
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
       const std::int64_t done = t.finished + t.rejected;
@@ -151,7 +153,17 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
       }
       progress << line << fmt::format("  sim {:.1f} s  wall {:.1f} s ", sim_to_s(now), wall)
                << std::flush;
+    };
+  }
+  if (progress_line && options.on_progress) {
+    engine.set_progress([&progress_line, &options](const EngineTotals& t, SimTime now) {
+      progress_line(t, now);
+      options.on_progress(t, now);
     });
+  } else if (progress_line) {
+    engine.set_progress(std::move(progress_line));
+  } else if (options.on_progress) {
+    engine.set_progress(options.on_progress);
   }
   const EngineTotals totals = engine.run();
   if (options.progress) *options.progress << "\n";

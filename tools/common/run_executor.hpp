@@ -3,9 +3,12 @@
 #include <atomic>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/engine/engine.hpp"
+#include "sim/engine/run_observer.hpp"
 #include "tools/common/run_builder.hpp"
 #include "tools/common/run_cache.hpp"
 
@@ -23,6 +26,12 @@ struct RunOptions {
   // When set and true, the run stops at the next event and its outputs are the requests
   // simulated so far, summary["complete"] = false (see stop_on_signals).
   const std::atomic<bool>* stop = nullptr;
+  // Further observers of the run (an embedding that keeps the records in memory), told after
+  // the metrics and the output writers.
+  std::vector<RunObserver*> observers;
+  // Called on the running thread every 65,536 events and once at the end, after the progress
+  // line: where an embedding checks for an interrupt and sets *stop.
+  Engine::Progress on_progress;
 };
 
 // Runs a built run to the end. Returns summary.json's document (also written when outputs are).
