@@ -65,20 +65,25 @@ class Result:
                 f"{'' if self.complete else ', interrupted'}>")
 
 
-def simulate(config, overrides=None, seed=None, out=None, progress=None):
+def simulate(config, overrides=None, seed=None, out=None, sensitivity=0, progress=None):
     """Runs one simulation, as `simulate CONFIG --set K=V ... --seed N` does.
 
     config     a YAML path (str or os.PathLike) or a dict with the YAML's structure
     overrides  {"dotted.key": value}: what --set gives (list items by index: "replicas.0.tp")
     seed       overrides the config's seed
     out        also write the output files into this folder (summary.json, requests.h5, ...)
+    sensitivity  > 0: run twice more with every step time +/- this many percent and add
+               summary["sensitivity"] (the % each latency moves per 1% of step-time error)
     progress   called as progress(done, total, sim_s) every 65,536 events; total may be None
 
     The GIL is released while it runs. Bad input raises ConfigError (file:line:col: ...).
     Ctrl-C stops the run and raises KeyboardInterrupt; its .result holds the partial Result.
     """
+    if not 0 <= sensitivity <= 50:
+        raise ValueError(f"sensitivity: {sensitivity} is not a percentage in [0, 50]")
     summary, records, interrupt = _servesim.simulate(
-        config, overrides or {}, seed, None if out is None else os.fspath(out), progress)
+        config, overrides or {}, seed, None if out is None else os.fspath(out), float(sensitivity),
+        progress)
     result = Result(summary, records)
     if interrupt is not None:
         interrupt.result = result

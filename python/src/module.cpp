@@ -31,9 +31,11 @@ namespace {
 // The GIL is released while the run builds and runs; every 65,536 events the run takes it back
 // to let Python handle signals (Ctrl-C) and to call `progress(done, total, sim_s)`. An exception
 // from either stops the run at that point: its summary says "complete": false and its records
-// are the requests done by then. `out_dir`: also write the output files there, as `simulate`.
+// are the requests done by then. `out_dir`: also write the output files there, as `simulate`;
+// `sensitivity_pct` > 0: summary["sensitivity"], as `simulate --sensitivity`.
 py::tuple simulate(py::handle config, py::handle overrides, std::optional<std::uint64_t> seed,
-                   std::optional<std::string> out_dir, py::object progress) {
+                   std::optional<std::string> out_dir, double sensitivity_pct,
+                   py::object progress) {
   const RunConfig cfg = run_config_from_python(config, overrides, seed);
   auto records = std::make_shared<RecordCollector>();
   std::atomic<bool> stop{false};
@@ -46,6 +48,7 @@ py::tuple simulate(py::handle config, py::handle overrides, std::optional<std::u
     RunOptions options;
     options.write_outputs = out_dir.has_value();
     if (out_dir) options.out_dir = *out_dir;
+    options.sensitivity_delta = sensitivity_pct / 100;
     options.stop = &stop;
     options.observers.push_back(records.get());
     options.on_progress = [&](const EngineTotals& t, SimTime now) {
@@ -92,7 +95,7 @@ PYBIND11_MODULE(_servesim, m) {
       .def_property_readonly("num_requests", &sp::RecordCollector::num_requests)
       .def_property_readonly("num_steps", &sp::RecordCollector::num_steps);
   m.def("simulate", &sp::simulate, py::arg("config"), py::arg("overrides"), py::arg("seed"),
-        py::arg("out_dir"), py::arg("progress"));
+        py::arg("out_dir"), py::arg("sensitivity_pct"), py::arg("progress"));
   m.def("catalog", &sp::catalog);
   m.def("value_text", &sp::override_text, py::arg("value"));
   m.def("config_yaml", &sp::config_yaml, py::arg("config"));

@@ -1,5 +1,6 @@
 """servesim.simulate gives the CLI's numbers, records and errors."""
 
+import json
 import os
 import signal
 import threading
@@ -175,3 +176,14 @@ def test_the_catalog_lists_the_shipped_gpus_and_models():
     cat = servesim.catalog()
     assert any(g.lower() == "h200" for g in cat["gpus"])
     assert "meta-llama/Llama-3.1-8B" in cat["models"]
+
+
+def test_sensitivity_gives_the_clis_gains(tmp_path):
+    r = servesim.simulate(CONFIG, overrides=SMALL, seed=7, sensitivity=2)
+    run_cli(CONFIG, *set_flags(SMALL), "--seed", 7, "--sensitivity", 2, "--out", tmp_path,
+            "--quiet")
+    cli = json.loads((tmp_path / "summary.json").read_text())
+    assert r.summary["sensitivity"] == cli["sensitivity"]
+    assert r.summary["sensitivity"]["gain"]["ttft"]["p99"] is not None
+    with pytest.raises(ValueError, match="sensitivity"):
+        servesim.simulate(CONFIG, sensitivity=80)
