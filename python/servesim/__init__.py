@@ -7,11 +7,11 @@
 python/README.md describes the API.
 """
 
-from ._cost import step_time
+from ._cost import rank, step_time
 from ._plan import PlanResult, plan
 from ._result import Result, schema, simulate
 from ._sweep import SweepResult, sweep
 from ._servesim import ConfigError, __version__, catalog
 
 __all__ = ["ConfigError", "PlanResult", "Result", "SweepResult", "__version__", "catalog", "plan",
-           "schema", "simulate", "step_time", "sweep"]
+           "rank", "schema", "simulate", "step_time", "sweep"]

@@ -12,6 +12,7 @@
 
 #include "python/src/plan.hpp"
 #include "python/src/python_config.hpp"
+#include "python/src/rank.hpp"
 #include "python/src/records.hpp"
 #include "python/src/step_time.hpp"
 #include "python/src/sweep.hpp"
@@ -101,6 +102,7 @@ PYBIND11_MODULE(_servesim, m) {
   m.def("config_yaml", &sp::config_yaml, py::arg("config"));
   sp::bind_sweep(m);
   sp::bind_plan(m);
+  sp::bind_rank(m);
   m.def("step_time", &sp::step_time, py::arg("gpu"), py::arg("model"), py::arg("tp"),
         py::arg("batch"), py::arg("cost_model"), py::arg("replica"), py::arg("scheduler"));
   m.def("schema", &sp::record_schema);

@@ -1,4 +1,4 @@
-"""servesim.step_time prices a step as `costmodel predict` does; catalog lists the names."""
+"""servesim.step_time and rank give `costmodel predict` and `costmodel rank`'s answers."""
 
 import json
 import subprocess
@@ -48,3 +48,14 @@ def test_bad_batches_and_names_raise_config_error():
         servesim.step_time(gpu="h201", model=MODEL, batch=[(8, 0)])
     with pytest.raises(servesim.ConfigError, match="cost_model"):
         servesim.step_time(gpu="h200", model=MODEL, batch=[(8, 0)], cost_model="rooflne")
+
+
+def test_rank_is_costmodel_rank():
+    ours = servesim.rank(MODEL, tokens=[64, 1024])
+    cli = subprocess.run([str(BUILD / "tools" / "costmodel"), "rank", "--model", MODEL,
+                          "--tokens", "64,1024", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    assert ours == json.loads(cli)
+    assert len(ours["shapes"]) == 2
+    with pytest.raises(servesim.ConfigError, match="h201"):
+        servesim.rank(MODEL, gpus=["h201"])
