@@ -355,7 +355,8 @@ std::vector<NetFile> network_files(const std::string& dir, const GpuSpec& gpu) {
   throw InputError("--profiles: no <gpu>_dgx or <gpu>_pairwise_nvlink all_reduce.csv for '" +
                    gpu.name + "' under " + dir +
                    " (expected Vidur's profiling/network folder, or " +
-                   "the profiling or profiling/compute folder beside it)");
+                   "the profiling or profiling/compute folder beside it); its interconnect: " +
+                   gpu.interconnect_summary());
 }
 
 }  // namespace
@@ -363,6 +364,7 @@ std::vector<NetFile> network_files(const std::string& dir, const GpuSpec& gpu) {
 NetworkValidation validate_network(const std::string& dir, const GpuSpec& gpu,
                                    const AnalyticalParams& params) {
   NetworkValidation v;
+  v.interconnect = gpu.interconnect_summary();
   for (const NetFile& f : network_files(dir, gpu)) {
     std::map<int, NetworkValidation::Slice> by_p;
     for (const VidurNetworkRow& r : read_vidur_network(f.path, "all_reduce")) {

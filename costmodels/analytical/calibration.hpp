@@ -54,6 +54,7 @@ struct NetworkValidation {
     std::map<std::string, int> algorithms;  // rows per algorithm the model chose
   };
   std::vector<Slice> slices;
+  std::string interconnect;  // GpuSpec::interconnect_summary of the GPU checked
 };
 NetworkValidation validate_network(const std::string& network_dir, const GpuSpec& gpu,
                                    const AnalyticalParams& params);

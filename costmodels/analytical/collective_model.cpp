@@ -23,6 +23,10 @@ double link_bytes_per_ns(bool nvlink, const GpuSpec& gpu, const AnalyticalParams
                 : gpu.pcie_gb_per_s * params.pcie_efficiency;
 }
 
+// One step of a ring over PCIe takes this many times a step over NVLink: NCCL's own tuning
+// model (src/graph/tuning.cc, hwLat, Ring/Simple: 5.7 us on PCI against 3.4 us on NVLink).
+constexpr double kPcieOverNvlinkStepLatency = 5.7 / 3.4;
+
 }  // namespace
 
 TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
@@ -51,6 +55,12 @@ TpTopology::TpTopology(int p, const std::string& kind, const GpuSpec& gpu,
     if (found) bottleneck_ = std::min(bottleneck_, graph[e].bytes_per_ns);
   }
   if (p <= 1) bottleneck_ = 0;
+  if (kind == "pcie" && p > 1) {
+    // Every hop of the ring crosses the host bridge, and all p hops move at once: each gets at
+    // most its share of the bridge. A step waits out PCIe's longer latency.
+    if (gpu.host_gb_per_s > 0) bottleneck_ = std::min(bottleneck_, gpu.host_gb_per_s / p);
+    hop_latency_ns_ = params.hop_latency_ns * kPcieOverNvlinkStepLatency;
+  }
   custom_ = params.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom && all_nvlink &&
             (p == 2 || p == 4 || p == 6 || p == 8);
   nvls_ = gpu.nvswitch_multicast && kind == "nvlink" && all_nvlink && p > 2;

@@ -12,7 +12,10 @@ namespace servesim {
 // (bytes/ns, one direction, already scaled by the link's achieved efficiency) on every edge:
 //   nvlink           all-to-all NVLink through NVSwitch (DGX/HGX)
 //   pairwise_nvlink  NVLink between GPUs 2i and 2i+1, PCIe between every other pair
-//   pcie             PCIe between every pair
+//   pcie             PCIe between every pair, through the host: the ring's p hops cross one host
+//                    bridge at once and share its bandwidth (GpuSpec::host_gb_per_s / p per hop
+//                    at most), and a step takes NCCL's PCIe latency, 5.7/3.4 of an NVLink step
+//                    (doc/physics.md, "Tensor parallelism over PCIe")
 // NCCL runs an all-reduce as the faster of the algorithms the group has (as its tuner does):
 //   ring  visits the GPUs in index order, limited by its slowest hop; every GPU sends and receives
 //         2(p−1)/p · bytes in 2(p−1) steps: t = floor + 2(p−1)·hop + 2(p−1)/p · bytes / bw

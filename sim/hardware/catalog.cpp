@@ -35,6 +35,39 @@ int get_count(const ConfigNode& f, std::string_view key, int fallback) {
   return static_cast<int>(v);
 }
 
+// The required `interconnect:` section: how a node of these GPUs is wired by default, and the
+// host bridge a ring over PCIe alone shares. The kind must agree with the NVLink fields above it.
+void read_interconnect(const ConfigNode& ic, GpuSpec& g) {
+  ic.require_map(
+      "interconnect: {kind: nvswitch | nvlink_bridge | pcie, pcie_gen: …, host_gb_per_s: …, "
+      "source: …}");
+  ic.check_keys({"kind", "pcie_gen", "host_gb_per_s", "source"});
+  const ConfigNode kind = ic.at("kind");
+  g.interconnect = kind.as_string();
+  static const std::vector<std::string> kKinds{"nvlink_bridge", "nvswitch", "pcie"};
+  if (std::find(kKinds.begin(), kKinds.end(), g.interconnect) == kKinds.end()) {
+    kind.fail(fmt::format("unknown interconnect kind '{}' (known: {})", g.interconnect,
+                          fmt::join(kKinds, ", ")));
+  }
+  if (g.interconnect == "nvswitch" && (g.nvlink_gb_per_s <= 0 || g.nvlink_bridge)) {
+    kind.fail("nvswitch needs NVLink through a switch (nvlink_gb_per_s > 0, no nvlink_bridge)");
+  }
+  if (g.interconnect == "nvlink_bridge" && !g.nvlink_bridge) {
+    kind.fail("nvlink_bridge needs a card whose NVLink is a bridge (nvlink_bridge: true)");
+  }
+  const ConfigNode gen = ic.at("pcie_gen");
+  g.pcie_gen = static_cast<int>(gen.as_int());
+  if (g.pcie_gen < 3 || g.pcie_gen > 6) gen.fail("expected a PCIe generation from 3 to 6");
+  // An x16 link moves about 1 GB/s per GT/s per direction: 16, 32, 64, 128 GB/s for Gen3-6.
+  const double x16_gb_per_s = 16.0 * (1 << (g.pcie_gen - 3));
+  if (g.pcie_gb_per_s > x16_gb_per_s) {
+    gen.fail(fmt::format("pcie_gb_per_s {} exceeds a Gen{} x16 link ({} GB/s per direction)",
+                         g.pcie_gb_per_s, g.pcie_gen, x16_gb_per_s));
+  }
+  g.host_gb_per_s = ic.get_positive("host_gb_per_s");
+  (void)ic.get_string("source");
+}
+
 }  // namespace
 
 Catalog::Catalog(std::vector<std::string> dirs) : dirs_(std::move(dirs)) { index(); }
@@ -158,6 +191,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
                 "nvlink_bridge",
                 "nvswitch_multicast",
                 "pcie_gb_per_s",
+                "interconnect",
                 "source",
                 "analytical",
                 "host",
@@ -221,6 +255,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
             "nvlink_bridge)");
   }
   g.pcie_gb_per_s = f.get_positive("pcie_gb_per_s", 32);  // every GPU reaches its peers over PCIe
+  read_interconnect(f.at("interconnect"), g);
   g.file = f;
   return g;
 }

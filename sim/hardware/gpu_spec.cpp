@@ -88,6 +88,22 @@ std::string GpuSpec::topology_problem(std::string_view topology) const {
   return "";
 }
 
+std::string GpuSpec::interconnect_summary() const {
+  const std::string kind = interconnect.empty() ? "unspecified" : interconnect;
+  const std::string gen = pcie_gen > 0 ? fmt::format(" Gen{}", pcie_gen) : "";
+  std::string out = fmt::format("{} (default topology {}): PCIe{} x16 {} GB/s per direction", kind,
+                                default_topology(), gen, pcie_gb_per_s);
+  if (nvlink_gb_per_s > 0) {
+    out += fmt::format(", NVLink {} GB/s bidirectional{}", nvlink_gb_per_s,
+                       nvlink_bridge ? " through a 2-GPU bridge" : " through NVSwitch");
+  }
+  if (host_gb_per_s > 0) {
+    out += fmt::format(", host bridge {} GB/s per direction shared by a PCIe ring's hops",
+                       host_gb_per_s);
+  }
+  return out;
+}
+
 double ModelSpec::kv_bytes_per_token_per_layer(double dtype_bytes) const {
   if (kv_lora_rank > 0) return (kv_lora_rank + qk_rope_head_dim) * dtype_bytes;
   return 2.0 * num_kv_heads * head_dim * dtype_bytes;

@@ -40,7 +40,17 @@ struct GpuSpec {
   // and later, HGX H100/H200/B200), so NCCL can run an all-reduce of more than two GPUs as NVLS.
   bool nvswitch_multicast = false;
   double pcie_gb_per_s = 0;  // per direction
-  ConfigNode file;           // the whole hardware file, for plug-in sections
+  // How a node of these GPUs is wired when a config names no topology (the hardware file's
+  // `interconnect.kind`): "nvswitch" (NVLink all-to-all through NVSwitch), "nvlink_bridge"
+  // (bridged pairs, PCIe between pairs) or "pcie" (PCIe only, through the host). "" for specs
+  // built in code, which then take the wiring their NVLink fields imply.
+  std::string interconnect;
+  int pcie_gen = 0;  // the PCIe generation of the card's x16 link; 0 when unknown
+  // Achieved peer-to-peer bandwidth (GB/s, per direction) of the host bridge (CPU root complex,
+  // PCIe switches, the link between sockets) that a ring over PCIe alone crosses: the ring's p
+  // simultaneous hops share it. 0 = no such limit (specs built in code).
+  double host_gb_per_s = 0;
+  ConfigNode file;  // the whole hardware file, for plug-in sections
   // Where the file's cost-model constants come from ("transferred from the a100-80gb fit …") and
   // what this GPU's prices were scored against, with the figure (empty: nothing measured): the
   // `provenance:` section, which the tools print beside their answers. "" when the file has none.
@@ -64,9 +74,14 @@ struct GpuSpec {
   // The links between a replica's GPUs when the config names none: NVLink all-to-all where this
   // GPU has it through NVSwitch, pairs where a bridge joins two cards, else PCIe.
   const char* default_topology() const {
-    if (nvlink_gb_per_s <= 0) return "pcie";
+    if (interconnect == "nvswitch") return "nvlink";
+    if (interconnect == "nvlink_bridge") return "pairwise_nvlink";
+    if (interconnect == "pcie" || nvlink_gb_per_s <= 0) return "pcie";
     return nvlink_bridge ? "pairwise_nvlink" : "nvlink";
   }
+  // One line for reports: the wiring, its links and the host bridge ("pcie: PCIe Gen4 x16 32
+  // GB/s per direction, host bridge 112 GB/s shared by a ring's hops").
+  std::string interconnect_summary() const;
   // Why a replica of this GPU cannot use `topology` ("" when it can): the name must be known,
   // NVLink topologies need a GPU with NVLink, and all-to-all NVLink a GPU without a bridge.
   std::string topology_problem(std::string_view topology) const;

@@ -31,7 +31,7 @@ GpuSpec toy_gpu(const std::string& power) {
   return Catalog::load_gpu(ConfigNode::parse(
       "name: toy\narch: ada\nsms: 100\nboost_clock_mhz: 1000\nbf16_tflops: 100\nmemory_gb: 1\n"
       "memory_bw_gb_per_s: 1000\nl2_mb: 1\ntdp_w: 300\npcie_gb_per_s: 32\npower: " +
-          power + "\n",
+          power + "\ninterconnect: {kind: pcie, pcie_gen: 4, host_gb_per_s: 112, source: toy}\n",
       "toy.yaml"));
 }
 

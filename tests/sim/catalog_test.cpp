@@ -79,7 +79,10 @@ TEST_CASE("A hardware file with an unknown key, a wrong GPC sum or no PCIe bandw
   const std::string base =
       "arch: hopper\nsms: 4\nboost_clock_mhz: 1\nbf16_tflops: 1\nmemory_gb: 1\n"
       "memory_bw_gb_per_s: 1\nl2_mb: 1\ntdp_w: 1\nnvlink_gb_per_s: 600\n";
-  CHECK(Catalog::load_gpu(ConfigNode::parse(base + "nvswitch_multicast: true\n", "hw.yaml"))
+  CHECK(Catalog::load_gpu(
+            ConfigNode::parse(base + "nvswitch_multicast: true\ninterconnect: {kind: nvswitch, "
+                                     "pcie_gen: 5, host_gb_per_s: 224, source: s}\n",
+                              "hw.yaml"))
             .nvswitch_multicast);
   CHECK_THROWS_WITH(
       Catalog::load_gpu(

@@ -16,6 +16,7 @@ std::string run_network(const CostmodelArgs& a) {
   if (a.json) {
     nlohmann::json j;
     c.stamp(j);
+    j["interconnect"] = v.interconnect;
     for (const auto& s : v.slices) {
       j["slices"].push_back({{"file", s.file},
                              {"topology", s.topology},
@@ -34,6 +35,7 @@ std::string run_network(const CostmodelArgs& a) {
       c.params.allreduce_algorithm == AllReduceAlgorithm::kVllmCustom
           ? "vLLM custom (NCCL's faster of ring and NVLS above its size limit)"
           : "NCCL (the faster of ring and, on a multicast NVSwitch above 2 GPUs, NVLS)");
+  out += fmt::format("  interconnect: {}\n", v.interconnect);
   for (const auto& s : v.slices) {
     std::string algorithms;
     for (const auto& [name, n] : s.algorithms) {
