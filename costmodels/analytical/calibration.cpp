@@ -335,7 +335,7 @@ struct NetFile {
 // The GPU's all_reduce.csv files under Vidur's profiling/network folder. `dir` may be that
 // folder, the profiling folder above it, or the profiling/compute folder (or a GPU's folder in
 // it) beside it: the same --profiles the compute commands take.
-std::vector<NetFile> network_files(const std::string& dir, const GpuSpec& gpu) {
+std::vector<NetFile> find_network_files(const std::string& dir, const GpuSpec& gpu) {
   std::vector<std::string> stems = {gpu.name};
   for (const auto& a : gpu.aliases) stems.push_back(a);
   const fs::path d(dir);
@@ -352,6 +352,12 @@ std::vector<NetFile> network_files(const std::string& dir, const GpuSpec& gpu) {
       if (!out.empty()) return out;
     }
   }
+  return {};
+}
+
+std::vector<NetFile> network_files(const std::string& dir, const GpuSpec& gpu) {
+  std::vector<NetFile> out = find_network_files(dir, gpu);
+  if (!out.empty()) return out;
   throw InputError("--profiles: no <gpu>_dgx or <gpu>_pairwise_nvlink all_reduce.csv for '" +
                    gpu.name + "' under " + dir +
                    " (expected Vidur's profiling/network folder, or " +
@@ -360,6 +366,10 @@ std::vector<NetFile> network_files(const std::string& dir, const GpuSpec& gpu) {
 }
 
 }  // namespace
+
+bool has_network_profile(const std::string& dir, const GpuSpec& gpu) {
+  return !find_network_files(dir, gpu).empty();
+}
 
 NetworkValidation validate_network(const std::string& dir, const GpuSpec& gpu,
                                    const AnalyticalParams& params) {

@@ -58,6 +58,8 @@ struct NetworkValidation {
 };
 NetworkValidation validate_network(const std::string& network_dir, const GpuSpec& gpu,
                                    const AnalyticalParams& params);
+// Whether `network_dir` (as validate_network reads it) holds an all_reduce.csv of `gpu`.
+bool has_network_profile(const std::string& network_dir, const GpuSpec& gpu);
 
 // One GPU-to-GPU KV copy as disaggregated serving prices it (LinkNetwork with `cluster`: NVLink or
 // its bridge inside a node, the NICs between nodes) against Vidur's send_recv.csv beside the

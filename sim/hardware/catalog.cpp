@@ -131,6 +131,24 @@ std::vector<std::string> Catalog::model_names() const {
   return out;
 }
 
+std::vector<std::string> Catalog::class_checked_on(const GpuSpec& gpu) {
+  std::vector<std::string> out;
+  if (gpu.memory_type.empty()) return out;  // no class to share
+  const ConfigNode where = ConfigNode::parse("{}", "catalog");
+  for (const std::string& name : gpu_names()) {
+    const GpuSpec* other = nullptr;
+    try {
+      other = &this->gpu(name, where);
+    } catch (const InputError&) {
+      continue;
+    }
+    if (other->arch == gpu.arch && other->gddr() == gpu.gddr() && !other->validated.empty()) {
+      out.push_back(other->name);
+    }
+  }
+  return out;
+}
+
 const GpuSpec& Catalog::gpu(const std::string& name, const ConfigNode& where) {
   auto it = gpu_files_.find(lowercase(name));
   if (it == gpu_files_.end()) {
@@ -183,6 +201,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
                 "fp8_tflops",
                 "memory_gb",
                 "memory_bw_gb_per_s",
+                "memory_type",
                 "device_memory_mib",
                 "l2_mb",
                 "tdp_w",
@@ -239,6 +258,15 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   g.memory_gb = f.get_positive("memory_gb");
   g.device_memory_mib = f.get_nonnegative("device_memory_mib", 0);
   g.memory_bw_gb_per_s = f.get_positive("memory_bw_gb_per_s");
+  if (auto t = f.find("memory_type")) {
+    static const std::vector<std::string> kTypes{"gddr6", "gddr6x", "gddr7", "hbm2",
+                                                 "hbm2e", "hbm3",   "hbm3e"};
+    g.memory_type = t->as_string();
+    if (std::find(kTypes.begin(), kTypes.end(), g.memory_type) == kTypes.end()) {
+      t->fail(fmt::format("unknown memory_type '{}' (known: {})", g.memory_type,
+                          fmt::join(kTypes, ", ")));
+    }
+  }
   g.l2_mb = f.get_positive("l2_mb");
   g.tdp_w = f.get_positive("tdp_w");
   g.min_power_w = f.get_nonnegative("min_power_w", 0);

@@ -28,6 +28,10 @@ struct GpuSpec {
   double device_memory_mib = 0;
   double device_memory_bytes() const;
   double memory_bw_gb_per_s = 0;
+  // DRAM technology (hbm2e, hbm3, hbm3e, gddr6, gddr6x, gddr7; "" when the file does not say):
+  // with `arch`, the class a GPU's prices were or were not checked on.
+  std::string memory_type;
+  bool gddr() const { return memory_type.starts_with("gddr"); }
   double l2_mb = 0;  // binary MiB, as the device reports
   double l2_bytes() const { return l2_mb * 1048576.0; }
   double tdp_w = 0;

@@ -142,3 +142,40 @@ TEST_CASE("A hardware file whose name differs from its file name is rejected", "
                     Contains("qagpu.yaml:1:7: name: 'other' differs from the file's name 'qagpu'"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("Every shipped GPU names its memory, and an unknown memory type is an error at its line",
+          "[catalog]") {
+  Catalog cat(Catalog::default_dirs());
+  const ConfigNode here = ConfigNode::parse("x: 1", "test");
+  for (const auto& name : cat.gpu_names()) {
+    INFO(name);
+    CHECK_FALSE(cat.gpu(name, here).memory_type.empty());
+  }
+  CHECK(cat.gpu("a40", here).gddr());
+  CHECK_FALSE(cat.gpu("h100-sxm", here).gddr());
+  const auto bad = ConfigNode::parse(
+      "arch: ada\nsms: 4\nboost_clock_mhz: 1\nbf16_tflops: 1\nmemory_gb: 1\n"
+      "memory_bw_gb_per_s: 1\nmemory_type: ddr5\nl2_mb: 1\ntdp_w: 1\n",
+      "hw.yaml");
+  CHECK_THROWS_WITH(Catalog::load_gpu(bad), Contains("hw.yaml:7:14") &&
+                                                Contains("unknown memory_type 'ddr5'") &&
+                                                Contains("gddr6"));
+}
+
+TEST_CASE("A GPU's validation class is the measured GPUs of its arch and memory family",
+          "[catalog]") {
+  Catalog cat(Catalog::default_dirs());
+  const ConfigNode here = ConfigNode::parse("x: 1", "test");
+  // The A40 (GA102, GDDR6) is profiled; the A10G shares its die and memory; no Ada GDDR card
+  // and no Blackwell card of either memory is.
+  CHECK(cat.class_checked_on(cat.gpu("a40", here)) == std::vector<std::string>{"a40"});
+  CHECK(cat.class_checked_on(cat.gpu("a10g", here)) == std::vector<std::string>{"a40"});
+  CHECK(cat.class_checked_on(cat.gpu("l40s", here)).empty());
+  CHECK(cat.class_checked_on(cat.gpu("l4", here)).empty());
+  CHECK(cat.class_checked_on(cat.gpu("b200", here)).empty());
+  // HBM Ampere: the A100-80GB, not the A40 of the same arch.
+  CHECK(cat.class_checked_on(cat.gpu("a100-40gb", here)) == std::vector<std::string>{"a100-80gb"});
+  GpuSpec unknown = cat.gpu("l40s", here);
+  unknown.memory_type.clear();
+  CHECK(cat.class_checked_on(unknown).empty());
+}

@@ -105,7 +105,14 @@ nlohmann::json price_provenance(const BuiltRun& run) {
     seen.push_back(r->spec.gpu);
     out.push_back({{"gpu", r->spec.gpu->name},
                    {"constants", r->spec.gpu->provenance},
-                   {"validated", r->spec.gpu->validated}});
+                   {"validated", r->spec.gpu->validated},
+                   {"arch", r->spec.gpu->arch},
+                   {"memory_type", r->spec.gpu->memory_type},
+                   // Loading every hardware file costs more than a short run: only for a GPU
+                   // whose own prices were never scored, the one case the note is printed.
+                   {"class_checked_on", r->spec.gpu->validated.empty()
+                                            ? run.catalog->class_checked_on(*r->spec.gpu)
+                                            : std::vector<std::string>{r->spec.gpu->name}}});
   }
   return out;
 }

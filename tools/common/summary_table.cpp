@@ -15,7 +15,25 @@ std::string number_or_na(const nlohmann::json& v, int decimals, double scale = 1
   return v.is_null() ? std::string("n/a")
                      : fmt::format("{:.{}f}", scale * v.get<double>(), decimals);
 }
+// The note of one summary.json `provenance[]` entry.
+std::string class_note(const nlohmann::json& p) {
+  return price_class_note(p.value("arch", ""), p.value("memory_type", ""),
+                          p.value("class_checked_on", std::vector<std::string>{}));
+}
+
 }  // namespace
+
+std::string price_class_note(const std::string& arch, const std::string& memory_type,
+                             const std::vector<std::string>& checked_on) {
+  if (memory_type.empty()) return "unvalidated class: its hardware file names no memory_type";
+  const char* family = memory_type.starts_with("gddr") ? "GDDR" : "HBM";
+  if (checked_on.empty()) {
+    return fmt::format("unvalidated class: no profile of a{} {} card of this generation ({})",
+                       family[0] == 'H' ? "n" : "", family, arch);
+  }
+  return fmt::format("its class ({} {}) is checked on {}", arch, family,
+                     fmt::join(checked_on, ", "));
+}
 
 std::string format_summary_table(const nlohmann::json& s) {
   std::string out;
@@ -97,6 +115,7 @@ std::string format_summary_table(const nlohmann::json& s) {
     std::string checked =
         v.empty() ? std::string("nothing measured on this GPU") : v[0].get<std::string>();
     if (v.size() > 1) checked += fmt::format(" (+{} more in summary.json)", v.size() - 1);
+    if (v.empty()) checked += "; " + class_note(p);
     out += fmt::format("prices     {}: {}; validated: {}\n", p["gpu"].get<std::string>(),
                        p["constants"].get<std::string>().empty()
                            ? std::string("no provenance in its hardware file")

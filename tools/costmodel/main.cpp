@@ -3,7 +3,7 @@
 //   costmodel ablate   --profiles DIR --gpu GPU [--model M] [--json]
 //   costmodel fit      --profiles DIR --gpu GPU [--network DIR] [--write FILE]
 //   costmodel crossval --profiles DIR --gpu GPU [--json]
-//   costmodel network  --profiles DIR --gpu GPU
+//   costmodel network  [--profiles DIR] --gpu GPU
 //   costmodel predict  --gpu GPU --model M [--tp N] --tokens N [--decodes N --context N]
 //   costmodel transfer --profiles DIR --home a100 --target h100 [--model M] [--json]
 //   costmodel ledger   --profiles DIR --home a100 --target h100 [--model M] [--json]
@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   // The options a subcommand reads (an option it would ignore is not offered).
   struct Common {
     bool profiles = true;
+    bool profiles_required = true;
     bool model = true;
     bool json = true;
   };
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
       sub->add_option("--profiles", args.profiles,
                       "Vidur profiling folder (…/profiling/compute or its GPU subfolder; for "
                       "network also …/profiling/network)")
-          ->required();
+          ->required(with.profiles_required);
     }
     sub->add_option("--gpu", args.gpu, "GPU name in the catalog (e.g. a100, h100)")->required();
     if (with.model) {
@@ -95,8 +96,9 @@ int main(int argc, char** argv) {
       "leave-one-group-out: each model priced by a fit on the models sharing no GEMM shape");
   add_common(crossval, {.model = false});
   add_engine(crossval);
-  auto* network = app.add_subcommand("network", "all-reduce MAPE against all_reduce.csv");
-  add_common(network, {.model = false});
+  auto* network = app.add_subcommand(
+      "network", "all-reduce MAPE against all_reduce.csv (predictions alone without one)");
+  add_common(network, {.profiles_required = false, .model = false});
   add_engine(network);
   auto* kv_transfer = app.add_subcommand(
       "kv-transfer", "one KV copy between two GPUs (P/D link model) against send_recv.csv");

@@ -6,6 +6,7 @@
 
 #include "costmodels/registry.hpp"
 #include "sim/config/input_error.hpp"
+#include "tools/common/summary_table.hpp"
 #include "tools/costmodel/command_context.hpp"
 #include "tools/costmodel/costmodel_args.hpp"
 
@@ -113,7 +114,11 @@ std::string run_predict(const CostmodelArgs& a) {
       j["breakdown_ns"][std::string(cost_component_name(static_cast<CostComponent>(i)))] =
           cost.breakdown_ns[i];
     }
-    j["provenance"] = {{"constants", c.gpu.provenance}, {"validated", c.gpu.validated}};
+    j["provenance"] = {{"constants", c.gpu.provenance},
+                       {"validated", c.gpu.validated},
+                       {"arch", c.gpu.arch},
+                       {"memory_type", c.gpu.memory_type},
+                       {"class_checked_on", c.catalog.class_checked_on(c.gpu)}};
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
@@ -135,7 +140,9 @@ std::string run_predict(const CostmodelArgs& a) {
                                             ? std::string("no provenance in the hardware file")
                                             : c.gpu.provenance);
   out += c.gpu.validated.empty()
-             ? std::string("validated  nothing measured on this GPU\n")
+             ? fmt::format("validated  nothing measured on this GPU; {}\n",
+                           price_class_note(c.gpu.arch, c.gpu.memory_type,
+                                            c.catalog.class_checked_on(c.gpu)))
              : fmt::format("validated  {}\n", fmt::join(c.gpu.validated, "\n           "));
   return out;
 }
