@@ -18,12 +18,14 @@ class PlanResult:
             cheaper option fails)
     points  list of dicts, one per fleet simulated (points.csv)
     dir     the folder of the files, when out= was given
+    complete  False when Ctrl-C stopped the search: fleets not run count as not meeting
     """
 
     def __init__(self, folder, keep_dir):
         folder = pathlib.Path(folder)
         self.dir = str(folder) if keep_dir else None
         self.plan = json.loads((folder / "plan.json").read_text())
+        self.complete = self.plan.get("complete", True)
         points = folder / "points.csv"
         self._csv = points.read_text() if points.exists() else ""
         self.points = [{k: _number(v) for k, v in row.items()}
@@ -58,12 +60,18 @@ def plan(config, gpus, slo, tp=(1, 2, 4, 8), max_gpus=16, vary=None, objective="
     overrides  {"dotted.key": value} applied first (--set)
 
     tools/README.md ("plan") describes each. Bad input raises ConfigError before any run.
+    Ctrl-C stops the search and raises KeyboardInterrupt; its .result holds the partial PlanResult.
     """
     with tempfile.TemporaryDirectory(prefix="servesim-plan-") as tmp:
         config = _config_path(config, tmp)
         folder = os.fspath(out) if out is not None else str(pathlib.Path(tmp) / "plan")
         varies = [f"{k}={_values(v)}" for k, v in (vary or {}).items()]
-        _servesim.plan(os.fspath(config), _assignments(overrides), varies, list(gpus), list(tp),
-                       max_gpus, _slos(slo), objective, prices, _assignments(price), seeds,
-                       exhaustive, threads or 0, folder)
-        return PlanResult(folder, keep_dir=out is not None)
+        _, interrupt = _servesim.plan(
+            os.fspath(config), _assignments(overrides), varies, list(gpus), list(tp), max_gpus,
+            _slos(slo), objective, prices, _assignments(price), seeds, exhaustive, threads or 0,
+            folder)
+        result = PlanResult(folder, keep_dir=out is not None)
+    if interrupt is not None:
+        interrupt.result = result
+        raise interrupt
+    return result

@@ -77,11 +77,14 @@ class SweepResult:
     capacity   list (capacity.json's points) when max_rate was given, else None
     grid       dict: points.json (the grid, and per point its runs and the command of each)
     dir        the folder of the files, when out= was given
+    complete   False when Ctrl-C stopped the sweep: runs cut short or never started have empty
+               metrics, and a selection was made among the runs done
     """
 
-    def __init__(self, folder, keep_dir):
+    def __init__(self, folder, keep_dir, complete=True):
         folder = pathlib.Path(folder)
         self.dir = str(folder) if keep_dir else None
+        self.complete = complete
         self._csv = {}
         for name in ("points", "means"):
             path = folder / f"{name}.csv"
@@ -144,14 +147,19 @@ def sweep(config, vary, overrides=None, zip=False, seeds=1, seed=None, slo=None,
     threads    threads (default all cores); out: keep the files there (default: none kept)
 
     tools/README.md ("sweep") describes each. Bad input raises ConfigError before any run.
+    Ctrl-C stops the sweep and raises KeyboardInterrupt; its .result holds the partial SweepResult.
     """
     with tempfile.TemporaryDirectory(prefix="servesim-sweep-") as tmp:
         config = _config_path(config, tmp)
         folder = os.fspath(out) if out is not None else str(pathlib.Path(tmp) / "sweep")
         vary_flags = [f"{k}={_values(v)}" for k, v in vary.items()]
         oracle_flags = oracle if isinstance(oracle, (list, tuple)) else _assignments(oracle)
-        _servesim.sweep(
+        _, interrupt = _servesim.sweep(
             os.fspath(config), _assignments(overrides), vary_flags, zip, seeds, seed,
             [] if threads is None else [threads], _slos(slo), pick, throughput,
             _baselines(baselines), list(oracle_flags), max_rate, rate_tol, folder, keep_runs)
-        return SweepResult(folder, keep_dir=out is not None)
+        result = SweepResult(folder, keep_dir=out is not None, complete=interrupt is None)
+    if interrupt is not None:
+        interrupt.result = result
+        raise interrupt
+    return result

@@ -1,10 +1,12 @@
 #include "python/src/plan.hpp"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
 #include <pybind11/stl.h>
 
+#include "python/src/interruptible.hpp"
 #include "tools/plan/plan.hpp"
 
 namespace py = pybind11;
@@ -13,12 +15,12 @@ namespace servesim::python {
 
 namespace {
 
-std::string run_plan(const std::string& config, std::vector<std::string> sets,
-                     std::vector<std::string> varies, std::vector<std::string> gpus,
-                     std::vector<int> tps, int max_gpus, std::vector<std::string> slos,
-                     std::string objective, std::string prices,
-                     std::vector<std::string> price_overrides, int seeds, bool exhaustive,
-                     int threads, std::string out_dir) {
+py::tuple run_plan(const std::string& config, std::vector<std::string> sets,
+                   std::vector<std::string> varies, std::vector<std::string> gpus,
+                   std::vector<int> tps, int max_gpus, std::vector<std::string> slos,
+                   std::string objective, std::string prices,
+                   std::vector<std::string> price_overrides, int seeds, bool exhaustive,
+                   int threads, std::string out_dir) {
   decide::PlanOptions o;
   o.config = config;
   o.sets = std::move(sets);
@@ -36,8 +38,10 @@ std::string run_plan(const std::string& config, std::vector<std::string> sets,
   o.out_dir = std::move(out_dir);
   o.plots = false;
   o.quiet = true;
-  const py::gil_scoped_release nogil;
-  return decide::run_plan(o).dir;
+  std::atomic<bool> stop{false};
+  o.stop = &stop;
+  auto [report, interrupt] = run_interruptible(stop, [&] { return decide::run_plan(o); });
+  return py::make_tuple(report.dir, interrupt);
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 #include "python/src/sweep.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include <pybind11/stl.h>
 
+#include "python/src/interruptible.hpp"
 #include "tools/sweep/shards.hpp"
 #include "tools/sweep/study.hpp"
 
@@ -15,12 +17,12 @@ namespace servesim::python {
 
 namespace {
 
-std::string run_sweep(const std::string& config, std::vector<std::string> sets,
-                      std::vector<std::string> varies, bool zip, int seeds,
-                      std::optional<std::uint64_t> seed, std::vector<int> threads,
-                      std::vector<std::string> slos, std::string pick, std::string throughput,
-                      std::vector<std::string> baselines, std::vector<std::string> oracle,
-                      std::string max_rate, double rate_tol, std::string out_dir, bool keep_runs) {
+py::tuple run_sweep(const std::string& config, std::vector<std::string> sets,
+                    std::vector<std::string> varies, bool zip, int seeds,
+                    std::optional<std::uint64_t> seed, std::vector<int> threads,
+                    std::vector<std::string> slos, std::string pick, std::string throughput,
+                    std::vector<std::string> baselines, std::vector<std::string> oracle,
+                    std::string max_rate, double rate_tol, std::string out_dir, bool keep_runs) {
   sweep::SweepOptions o;
   o.config = config;
   o.sets = std::move(sets);
@@ -45,8 +47,10 @@ std::string run_sweep(const std::string& config, std::vector<std::string> sets,
   char* no_args = nullptr;
   char** argv = &no_args;
   const sweep::Shards shards(argc, argv);
-  const py::gil_scoped_release nogil;
-  return sweep::run_sweep(o, shards).dir;
+  std::atomic<bool> stop{false};
+  o.stop = &stop;
+  auto [report, interrupt] = run_interruptible(stop, [&] { return sweep::run_sweep(o, shards); });
+  return py::make_tuple(report.dir, interrupt);
 }
 
 }  // namespace

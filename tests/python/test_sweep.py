@@ -1,5 +1,9 @@
 """servesim.sweep runs the `sweep` command's study: a 50-point grid in one call."""
 
+import os
+import signal
+import threading
+
 import pytest
 
 import servesim
@@ -50,3 +54,43 @@ def test_the_means_frame_has_the_csv_columns(fifty):
 def test_a_bad_vary_raises_config_error_before_any_run():
     with pytest.raises(servesim.ConfigError, match="chunk_sise"):
         servesim.sweep(CONFIG, vary={"scheduler.chunk_sise": [256, 512]})
+
+
+def _interrupt_after(seconds, call):
+    """Sends this process SIGINT after `seconds` while `call` runs; returns the KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as e:
+            call()
+    finally:
+        timer.cancel()
+    return e.value
+
+
+def test_ctrl_c_stops_a_sweep_and_leaves_the_runs_done():
+    # One thread: the small point runs first and finishes; the long one is cut.
+    e = _interrupt_after(1.0, lambda: servesim.sweep(
+        CONFIG, vary={"workload.num_requests": [200, 2_000_000]}, threads=1,
+        slo={"tbt_p99_ms": 1000}, pick="max:workload.num_requests"))
+    r = e.result
+    assert not r.complete
+    assert [m["workload.num_requests"] for m in r.means] == [200, 2_000_000]
+    assert r.points[0]["finished"] == 200
+    assert r.points[1]["finished"] is None  # cut short: no result, not a partial one
+    assert r.selection["complete"] is False
+    assert r.pick["point"] == 0
+
+
+def test_a_sweep_not_interrupted_is_complete(fifty):
+    assert fifty.complete and "complete" not in fifty.selection
+
+
+def test_ctrl_c_stops_a_plan_and_says_so():
+    e = _interrupt_after(1.0, lambda: servesim.plan(
+        CONFIG, gpus=["h200"], tp=[1], max_gpus=4, slo={"ttft_p99_ms": 2000},
+        overrides={"workload.num_requests": 2_000_000}))
+    assert not e.result.complete
+    assert e.result.plan["complete"] is False

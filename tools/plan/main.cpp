@@ -1,13 +1,16 @@
 // plan CONFIG --gpus G1,G2… --slo METRIC=BOUND… [--tp 1,2,4,8] [--max-gpus N] [--vary KEY=VALUES]
 // The cheapest fleet (GPU kind, TP degree, replica count, settings) whose simulated metrics meet
 // every SLO. See tools/README.md#plan.
+#include <csignal>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
+#include "tools/common/stop_signals.hpp"
 #include "tools/common/tool_main.hpp"
 #include "tools/plan/plan.hpp"
 
@@ -59,8 +62,17 @@ int main(int argc, char** argv) {
   return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     o.plots = !no_plots;
     if (!o.quiet && isatty(STDERR_FILENO)) o.progress = &std::cerr;
+    o.stop = servesim::stop_on_signals();
     const servesim::decide::PlanReport report = servesim::decide::run_plan(o);
     std::cout << report.text;
+    if (!report.complete) {
+      const int sig = servesim::received_stop_signal();
+      std::cerr << fmt::format(
+          "stopped by {}: plan.json holds the search until then (\"complete\": false); {} "
+          "run{} cut short or never started\n",
+          sig == SIGTERM ? "SIGTERM" : "SIGINT", report.cut, report.cut == 1 ? " was" : "s were");
+      return 128 + (sig == 0 ? SIGINT : sig);
+    }
     if (o.plots) {
       const std::string note = servesim::run_plot_script({"plan", report.dir}, std::cout);
       if (!note.empty()) std::cerr << "note: " << note << "\n";

@@ -1,6 +1,7 @@
 #include "tools/plan/plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -126,7 +127,8 @@ class Planner {
       throw InputError(candidates_.front().cannot);
     }
     wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const nlohmann::json doc = report();
+    nlohmann::json doc = report();
+    if (cut_ > 0) doc["complete"] = false;  // searched with the runs done before a stop
     make_output_folder(dir_, "--out");
     std::error_code ec;
     for (const char* f : {"plan.json", "points.csv", "plan.png"})
@@ -136,6 +138,8 @@ class Planner {
     PlanReport out;
     out.dir = dir_;
     if (!o_.quiet) out.text = text(doc);
+    out.complete = cut_ == 0;
+    out.cut = cut_;
     return out;
   }
 
@@ -165,11 +169,25 @@ class Planner {
       const RunConfig cfg = load_run_config(o_.config, overrides(c, replicas),
                                             base_.seed + static_cast<std::uint64_t>(s));
       if (s == 0) cap_w = cfg.replicas[0].power_cap_w;
+      auto& metrics = runs[static_cast<std::size_t>(s)];
+      if (o_.stop != nullptr && o_.stop->load()) {
+        ++cut_;
+        metrics.assign(sweep::metric_names().size(), std::numeric_limits<double>::quiet_NaN());
+        progress.done_one();
+        return;
+      }
       BuiltRun run = build_run(cfg, &cache_);
       RunOptions options;
       options.write_outputs = false;
       options.cache = &cache_;
-      runs[static_cast<std::size_t>(s)] = sweep::flatten_summary(execute_run(run, options));
+      options.stop = o_.stop;
+      const nlohmann::json summary = execute_run(run, options);
+      if (summary["complete"].get<bool>()) {
+        metrics = sweep::flatten_summary(summary);
+      } else {
+        ++cut_;
+        metrics.assign(sweep::metric_names().size(), std::numeric_limits<double>::quiet_NaN());
+      }
       progress.done_one();
     });
     Point p;
@@ -579,6 +597,7 @@ class Planner {
   std::vector<Candidate> candidates_;
   std::vector<std::vector<Point>> points_;  // per candidate, by replica count
   RunCache cache_;
+  std::atomic<std::size_t> cut_{0};  // runs skipped or stopped by PlanOptions::stop
   std::string dir_;
   double wall_s_ = 0;
 };

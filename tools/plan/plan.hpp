@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,12 +27,17 @@ struct PlanOptions {
   bool plots = true;
   bool quiet = false;
   std::ostream* progress = nullptr;  // where the progress bar goes (the command's stderr), or none
+  // Once set (a signal, Python's Ctrl-C), fleets not yet run are skipped and running runs stop;
+  // neither meets (its metrics are NaN), and the files say so (PlanReport::complete false).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What a plan found, for the command to print.
 struct PlanReport {
-  std::string dir;   // the folder of plan.json and points.csv (tools/plot.py plan draws it)
-  std::string text;  // the plan as printed (empty when options.quiet)
+  std::string dir;       // the folder of plan.json and points.csv (tools/plot.py plan draws it)
+  std::string text;      // the plan as printed (empty when options.quiet)
+  bool complete = true;  // false: stopped (PlanOptions::stop); `cut` runs did not finish
+  std::size_t cut = 0;
 };
 
 // Searches GPU kind × TP degree × the --vary settings × replica count for the fleet with the least

@@ -1,6 +1,7 @@
 // sweep CONFIG --vary KEY=VALUES… [--slo …] [--pick …] [--max-rate KEY] [--threads N[,N…]] …
 // Runs a grid of simulate runs in parallel (oneTBB; across machines under mpirun), picks the best
 // point that meets SLOs, or finds the highest arrival rate that does. See tools/README.md.
+#include <csignal>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include "sim/config/input_error.hpp"
 #include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
+#include "tools/common/stop_signals.hpp"
 #include "tools/common/tool_main.hpp"
 #include "tools/sweep/shards.hpp"
 #include "tools/sweep/study.hpp"
@@ -31,6 +33,14 @@ int print_report(const servesim::sweep::SweepOptions& o,
         "wall       {} runs in {:.2f} s on {} thread{}{}\n", report.runs, report.wall_s,
         report.threads, report.threads == 1 ? "" : "s",
         report.ranks > 1 ? fmt::format(" × {} ranks", report.ranks) : std::string());
+  }
+  if (!report.complete) {
+    const int sig = servesim::received_stop_signal();
+    std::cerr << fmt::format(
+        "stopped by {}: the files hold the runs done; {} run{} cut short or never started "
+        "(empty metrics)\n",
+        sig == SIGTERM ? "SIGTERM" : "SIGINT", report.cut, report.cut == 1 ? " was" : "s were");
+    return 128 + (sig == 0 ? SIGINT : sig);
   }
   if (!report.identical) {
     std::cerr << "internal error: results differ between thread counts (see scaling.json)\n";
@@ -103,6 +113,7 @@ int main(int argc, char** argv) {
     o.plots = !no_plots;
     if (shards->rank() != 0) o.quiet = true;
     if (!o.quiet && isatty(STDERR_FILENO)) o.progress = &std::cerr;
+    o.stop = servesim::stop_on_signals();
     try {
       return print_report(o, servesim::sweep::run_sweep(o, *shards));
     } catch (const servesim::InputError& e) {

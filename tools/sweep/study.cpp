@@ -160,6 +160,7 @@ class Study {
                          {"identical", results == first_results}});
       total_wall_ = wall;
       threads_used_ = counts[k];
+      if (stopped()) break;  // the later passes would only repeat the cut one
     }
     SweepReport report;
     if (shards_.rank() != 0) return report;
@@ -185,6 +186,8 @@ class Study {
     report.wall_s = total_wall_;
     report.threads = threads_used_;
     report.ranks = shards_.size();
+    report.complete = cut_ == 0;
+    report.cut = cut_;
     return report;
   }
 
@@ -272,15 +275,25 @@ class Study {
     fs::remove_all(fs::path(dir_) / "runs", ec);
   }
 
+  bool stopped() const { return o_.stop != nullptr && o_.stop->load(); }
+
   RunOutcome execute(const RunRequest& r) {
     const auto start = std::chrono::steady_clock::now();
+    RunOutcome out;
+    const auto cut_short = [&] {
+      ++cut_;
+      out.metrics.assign(metric_names().size(), kNaN);
+      return out;
+    };
+    if (stopped()) return cut_short();
     BuiltRun run = build_run(load_run_config(o_.config, r.overrides, r.seed), &cache_);
     RunOptions options;
     options.write_outputs = o_.keep_runs;
     if (o_.keep_runs) options.out_dir = run_dir(dir_, r);
     options.cache = &cache_;
+    options.stop = o_.stop;
     const nlohmann::json summary = execute_run(run, options);
-    RunOutcome out;
+    if (!summary["complete"].get<bool>()) return cut_short();
     out.metrics = flatten_summary(summary);
     out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
@@ -414,6 +427,7 @@ class Study {
     nlohmann::json sel =
         select_study(spec, main, oracle ? &*oracle : nullptr, files.point_values());
     sel["oracle_overrides"] = o_.oracle;
+    if (cut_ > 0) sel["complete"] = false;  // picked among the runs done before a stop
     std::ofstream(fs::path(dir_) / "selection.json") << sel.dump(2) << "\n";
     if (!o_.quiet) tables_ += format_selection(sel);
   }
@@ -546,6 +560,7 @@ class Study {
   std::vector<RunOutcome> outcomes_;
   std::vector<nlohmann::json> capacity_;
   std::size_t runs_done_ = 0;
+  std::atomic<std::size_t> cut_{0};  // runs skipped or stopped by SweepOptions::stop
   double total_wall_ = 0;
   int threads_used_ = 1;
 };

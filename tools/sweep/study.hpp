@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -32,6 +33,10 @@ struct SweepOptions {
   bool plots = true;
   bool quiet = false;
   std::ostream* progress = nullptr;  // where the progress bar goes (the command's stderr), or none
+  // Once set (a signal, Python's Ctrl-C), runs not yet started are skipped and running ones stop
+  // at their next progress point; neither counts as a result (its metrics are NaN), and the
+  // files are written with the runs done by then (SweepReport::complete false).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What a sweep did, for the command to print (rank 0's; the other ranks' reports are empty).
@@ -47,6 +52,8 @@ struct SweepReport {
   int threads = 1;       // threads of the last pass
   int ranks = 1;
   bool identical = true;  // false: results differed between thread counts (a bug)
+  bool complete = true;   // false: stopped (SweepOptions::stop); `cut` runs did not finish
+  std::size_t cut = 0;
 };
 
 // Runs the sweep on `shards` (rank 0 writes the files). Throws InputError for bad input, before
