@@ -11,6 +11,7 @@
 #include "schedulers/router/global_queue_router.hpp"
 #include "schedulers/router/least_outstanding_router.hpp"
 #include "schedulers/router/least_prefill_router.hpp"
+#include "schedulers/router/length_split_router.hpp"
 #include "schedulers/router/power_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
@@ -98,6 +99,7 @@ const std::vector<RouterEntry>& router_entries() {
       {"global_queue", {true, false, true, true}, make_parsed<GlobalQueueRouter>},
       {"least_outstanding", {true, true, false, false}, make_plain<LeastOutstandingRouter>},
       {"least_prefill_tokens", {true, false, false, false}, make_plain<LeastPrefillRouter>},
+      {"length_split", {true, false, false, false}, make_parsed<LengthSplitRouter>},
       {"most_free_kv",
        {false, true, false, false},
        [](const ConfigNode& n, std::uint64_t) -> std::unique_ptr<Router> {

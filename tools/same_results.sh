@@ -26,7 +26,8 @@ build . build
 run_all() {
   local out="$work/$1" root=$2 bin=$3 c name
   mkdir -p "$out"
-  for c in configs/*.yaml configs/experiments/*.yaml; do
+  # The base's own configs: a config new in the working tree has nothing to compare with.
+  for c in $(cd "$root" && ls configs/*.yaml configs/experiments/*.yaml); do
     name=$(echo "$c" | tr / _)
     (cd "$root" && "$bin/tools/simulate" "$c" --out "$out/$name" -q >/dev/null)
   done

@@ -26,6 +26,7 @@ struct Replica {
   std::int32_t max_model_len = 0;  // longest prompt + output a request may have here
   ReplicaRole role = ReplicaRole::kMixed;
   int node = 0;       // the cluster node it runs on (disaggregated fleets; LinkNetwork's placement)
+  int group = 0;      // its group's index in the config's `replicas:` list
   bool busy = false;  // a step in flight
   SimTime step_end = -1;  // end of the last step in flight (valid while busy)
   SimTime busy_ns = 0;

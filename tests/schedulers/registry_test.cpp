@@ -52,8 +52,8 @@ std::string router_error(const std::string& yaml) {
 TEST_CASE("The registries list every scheduler and router kind", "[schedulers][registry]") {
   CHECK(replica_scheduler_kinds() == std::vector<std::string>{"edf", "orca", "sarathi", "vllm"});
   CHECK(router_kinds() == std::vector<std::string>{"cap_blind", "global_queue", "least_outstanding",
-                                                   "least_prefill_tokens", "power_aware", "random",
-                                                   "round_robin"});
+                                                   "least_prefill_tokens", "length_split",
+                                                   "power_aware", "random", "round_robin"});
   CHECK(decode_router_kinds() ==
         std::vector<std::string>{"least_outstanding", "most_free_kv", "random", "round_robin"});
 }
@@ -95,6 +95,21 @@ TEST_CASE("Every scheduler kind accepts every common key", "[schedulers][registr
   }
 }
 
+namespace {
+
+// The smallest section of a router kind: its kind, and for length_split two pools of the replica
+// groups 0 and 1.
+ConfigNode minimal_router(std::string_view kind) {
+  return ConfigNode::parse(
+      fmt::format("kind: {}\n{}", kind,
+                  kind == "length_split"
+                      ? "pools: [{groups: [0], max_prompt_tokens: 1024}, {groups: [1]}]\n"
+                      : ""),
+      "t.yaml");
+}
+
+}  // namespace
+
 TEST_CASE("Every router kind builds from a minimal section and returns eligible replicas",
           "[schedulers][registry][routers]") {
   Fleet fleet;
@@ -102,11 +117,12 @@ TEST_CASE("Every router kind builds from a minimal section and returns eligible 
     fleet.push_back(std::make_unique<Replica>(i, ReplicaSpec{}, scheduler_from("kind: vllm\n"),
                                               KvCache(100, 16, 0.0), 4096));
   }
+  fleet[2]->group = 1;  // a second replica group, for routers that split the fleet by group
   // The engine attaches every router to the fleet and its cost model before the run.
   const auto cost = make_cost_model(ConfigNode::parse("kind: fixed", "t.yaml"));
   for (const std::string& kind : router_kinds()) {
     INFO("kind " << kind);
-    auto router = make_router(ConfigNode::parse(fmt::format("kind: {}\n", kind), "t.yaml"), 42);
+    auto router = make_router(minimal_router(kind), 42);
     REQUIRE(router != nullptr);
     CHECK(router->name() == kind);
     router->attach(fleet, *cost);
@@ -276,7 +292,7 @@ TEST_CASE("Every router entry serves the roles it declares", "[schedulers][regis
     const RouterCapabilities& caps = entry.capabilities;
     CHECK((caps.routes_arrivals || caps.routes_decodes));
     CHECK(find_router(entry.kind) == &entry);
-    const ConfigNode node = ConfigNode::parse(fmt::format("kind: {}\n", entry.kind), "t.yaml");
+    const ConfigNode node = minimal_router(entry.kind);
     if (caps.routes_arrivals) {
       CHECK((make_router(node, 1)->queue() != nullptr) == caps.fleet_queue);
     } else {

@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include "schedulers/router/least_outstanding_router.hpp"
+#include "schedulers/router/length_split_router.hpp"
 #include "schedulers/router/power_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
+#include "sim/config/input_error.hpp"
 
 using namespace servesim;
 
@@ -215,4 +217,76 @@ TEST_CASE(
   aware.attach(fleet, model);
   CHECK(aware.estimate_ns(r, fleet, 1, 0) > aware.estimate_ns(r, fleet, 0, 0));
   for (int i = 0; i < 3; ++i) CHECK(aware.route(r, fleet, {0, 1}, 0) == 0);
+}
+
+namespace {
+
+// Two groups of two replicas, as the config's `replicas:` list would make them.
+Fleet two_groups() {
+  Fleet fleet = fleet_of(4);
+  fleet[2]->group = 1;
+  fleet[3]->group = 1;
+  return fleet;
+}
+
+std::unique_ptr<LengthSplitRouter> length_split(const std::string& pools) {
+  return std::make_unique<LengthSplitRouter>(LengthSplitRouter::parse(
+      ConfigNode::parse("kind: length_split\npools: " + pools + "\n", "router.yaml")));
+}
+
+}  // namespace
+
+TEST_CASE("Length split sends a prompt to its pool, least loaded within it", "[routers]") {
+  Fleet fleet = two_groups();
+  LengthSplitRouter r(LengthSplitRouter::parse(ConfigNode::parse(
+      "kind: length_split\npools: [{name: short, groups: [0], max_prompt_tokens: 1024}, "
+      "{name: long, groups: [1]}]\n",
+      "router.yaml")));
+  r.attach(fleet, CountingCostModel{});
+  CHECK(r.pool_of(1) == 0);
+  CHECK(r.pool_of(1024) == 0);
+  CHECK(r.pool_of(1025) == 1);
+  Request shortq, longq;
+  shortq.spec.prompt_tokens = 1000;
+  longq.spec.prompt_tokens = 3000;
+  set_loads(fleet, {5, 2, 0, 9});
+  // The long pool's replica 2 is idle, but a short prompt stays in its pool.
+  CHECK(r.route(shortq, fleet, {0, 1, 2, 3}, 0) == 1);
+  CHECK(r.route(longq, fleet, {0, 1, 2, 3}, 0) == 2);
+  set_loads(fleet, {5, 2, 9, 0});
+  CHECK(r.route(longq, fleet, {0, 1, 2, 3}, 0) == 3);
+  // A long prompt that fits no replica of its pool goes to the other pool.
+  CHECK(r.route(longq, fleet, {0, 1}, 0) == 1);
+  // A short one that fits none of its own goes to the long pool.
+  CHECK(r.route(shortq, fleet, {2, 3}, 0) == 3);
+}
+
+TEST_CASE("Length split pools are checked where they are written", "[routers]") {
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(length_split("[{groups: [0]}]"),
+                    Contains("router.yaml:2:8") && Contains("at least two pools"));
+  CHECK_THROWS_WITH(length_split("[{groups: [0]}, {groups: [1]}]"),
+                    Contains("router.yaml:2:9") && Contains("max_prompt_tokens"));
+  CHECK_THROWS_WITH(
+      length_split("[{groups: [0], max_prompt_tokens: 100}, {groups: [1], max_prompt_tokens: 50}]"),
+      Contains("the last pool takes every longer prompt"));
+  CHECK_THROWS_WITH(length_split("[{groups: [0], max_prompt_tokens: 100}, {groups: [0, 1]}]"),
+                    Contains("replica group 0 is in two pools"));
+  CHECK_THROWS_WITH(
+      length_split("[{groups: [0], max_prompt_tokens: 100}, {groups: [1], max_prompt_tokens: 100}, "
+                   "{groups: [2]}]"),
+      Contains("expected more than the previous pool's 100"));
+  Fleet fleet = two_groups();
+  auto missing = length_split("[{groups: [0], max_prompt_tokens: 100}, {groups: [2]}]");
+  CHECK_THROWS_WITH(missing->attach(fleet, CountingCostModel{}),
+                    Contains("router.yaml:2:58") && Contains("no replica group 2"));
+  CHECK_THROWS_WITH(length_split("[{groups: [0], max_prompt_tokens: 100}, {groups: []}]"),
+                    Contains("expected a non-empty list of replica group indexes"));
+  auto one_pool_short = length_split("[{groups: [0], max_prompt_tokens: 100}, {groups: [2]}]");
+  Fleet three = fleet_of(5);
+  three[2]->group = 1;
+  three[3]->group = 2;
+  three[4]->group = 2;
+  CHECK_THROWS_WITH(one_pool_short->attach(three, CountingCostModel{}),
+                    Contains("replica group 1 is in no pool"));
 }

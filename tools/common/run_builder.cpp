@@ -150,6 +150,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
       run.fleet.push_back(std::make_unique<Replica>(next_id++, spec, std::move(scheduler), kv,
                                                     options.max_model_len));
       run.fleet.back()->role = g.role;
+      run.fleet.back()->group = static_cast<int>(&g - config.replicas.data());
       if (g.batches_in_flight > 0) run.fleet.back()->max_in_flight = g.batches_in_flight;
     }
   }
