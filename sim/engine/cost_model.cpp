@@ -41,7 +41,7 @@ std::string_view cost_component_name(CostComponent c) {
 }
 
 ScaledCostModel::ScaledCostModel(const CostModel& inner, double factor)
-    : inner_(inner), factor_(factor) {
+    : WrappedCostModel(inner), factor_(factor) {
   if (!(factor > 0) || !std::isfinite(factor)) {
     throw InputError("step-time scale factor must be a positive number");
   }

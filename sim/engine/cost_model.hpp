@@ -72,20 +72,29 @@ class CostModel {
   StepCost lone_prefill(const ReplicaSpec& replica, std::int32_t tokens) const;
 };
 
-// Another cost model with every step time multiplied by `factor` (request overhead unchanged):
-// how much a run's answer moves when step pricing is off by a given fraction (sim2real's
-// sensitivity). `inner` must outlive it.
-class ScaledCostModel final : public CostModel {
+// A cost model that prices steps through another one and forwards everything else to it: the
+// base of models that only rescale step times. `inner` must outlive it.
+class WrappedCostModel : public CostModel {
  public:
-  ScaledCostModel(const CostModel& inner, double factor);
+  explicit WrappedCostModel(const CostModel& inner) : inner_(inner) {}
   std::string_view name() const override { return inner_.name(); }
-  StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
   SimTime request_overhead_ns() const override { return inner_.request_overhead_ns(); }
   bool prices_power_cap() const override { return inner_.prices_power_cap(); }
   double idle_power_w(const ReplicaSpec& r) const override { return inner_.idle_power_w(r); }
 
- private:
+ protected:
   const CostModel& inner_;
+};
+
+// Another cost model with every step time multiplied by `factor` (request overhead unchanged):
+// how much a run's answer moves when step pricing is off by a given fraction (sim2real's
+// sensitivity). `inner` must outlive it.
+class ScaledCostModel final : public WrappedCostModel {
+ public:
+  ScaledCostModel(const CostModel& inner, double factor);
+  StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
+
+ private:
   double factor_;
 };
 

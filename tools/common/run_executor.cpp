@@ -16,6 +16,7 @@
 #include "sim/output/steady_state_window.hpp"
 #include "sim/util/fnv_hash.hpp"
 #include "sim/util/version.hpp"
+#include "tools/common/bands.hpp"
 #include "tools/common/run_config_loader.hpp"
 #include "workloads/registry.hpp"
 
@@ -64,6 +65,7 @@ nlohmann::json step_time_sensitivity(const RunConfig& config, const nlohmann::js
                            {"up", up["slo"]["attainment"]},
                            {"down", down["slo"]["attainment"]}};
   }
+  if (auto w = near_capacity_warning(s); !w.is_null()) s["warning"] = w;
   return s;
 }
 
@@ -180,6 +182,13 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
     sensitivity = step_time_sensitivity(run.config, metrics_summary, options.sensitivity_delta,
                                         options.cache);
   }
+  nlohmann::json bands;
+  if (options.error_model && totals.complete) {
+    const BandPlan plan = plan_bands(run, *options.error_model, options.band_draws);
+    std::vector<nlohmann::json> draws = run_band_draws(run.config, plan, options.cache);
+    bands = band_summary(metrics_summary, plan, draws, options.error_model->file());
+    if (options.band_draw_summaries) *options.band_draw_summaries = std::move(draws);
+  }
   nlohmann::json summary;
   summary["name"] = run.config.name;
   summary["seed"] = run.config.seed;
@@ -202,6 +211,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
                                 {"error_rows", wc.error_rows},
                                 {"clipped_to_max_tokens", wc.clipped_to_max_tokens}};
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
+  if (!bands.is_null()) summary["bands"] = bands;
   if (window) summary["steady_state"] = window->summary();
   if (writers) {
     summary["outputs"] = writers->close();

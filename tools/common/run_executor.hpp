@@ -9,6 +9,7 @@
 
 #include "sim/engine/engine.hpp"
 #include "sim/engine/run_observer.hpp"
+#include "tools/common/error_model.hpp"
 #include "tools/common/run_builder.hpp"
 #include "tools/common/run_cache.hpp"
 
@@ -23,6 +24,12 @@ struct RunOptions {
   // summary["sensitivity"]: per latency metric, the % change per 1% of step-time error (gain).
   double sensitivity_delta = 0;
   RunCache* cache = nullptr;  // where the sensitivity runs get their catalog and cost model
+  // When set: run band_draws times more (no outputs) with step times drawn from the error
+  // model's range for the run's regime and add summary["bands"] (tools/common/bands.hpp).
+  const ErrorModel* error_model = nullptr;
+  int band_draws = 5;
+  // When set, receives each band draw's metrics summary (a sweep's pick per draw).
+  std::vector<nlohmann::json>* band_draw_summaries = nullptr;
   // When set and true, the run stops at the next event and its outputs are the requests
   // simulated so far, summary["complete"] = false (see stop_on_signals).
   const std::atomic<bool>* stop = nullptr;

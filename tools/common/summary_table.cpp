@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tools/common/bands.hpp"
+
 namespace servesim {
 
 namespace {
@@ -96,7 +98,15 @@ std::string format_summary_table(const nlohmann::json& s) {
                          100.0 * a["up"].get<double>(), v["delta_pct"].get<double>(),
                          100.0 * a["down"].get<double>(), v["delta_pct"].get<double>());
     }
+    if (v.contains("warning")) {
+      const auto& w = v["warning"];
+      out += fmt::format(
+          "warning    near capacity: {} moves {:.1f}% per 1% of step-time error (gain ≥ {:g}); "
+          "a small pricing error becomes a large latency error here (see --bands)\n",
+          w["metric"].get<std::string>(), w["gain"].get<double>(), w["threshold"].get<double>());
+    }
   }
+  if (s.contains("bands")) out += format_bands(s["bands"]);
   if (s.contains("workload_counts")) {
     const auto& c = s["workload_counts"];
     std::vector<std::string> parts;

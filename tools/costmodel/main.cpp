@@ -255,6 +255,12 @@ int main(int argc, char** argv) {
                    "with --workload: the metric to rank by, higher is better (default "
                    "output_tok_s)");
   rank->add_flag("--json", rank_args.json, "machine-readable output");
+  rank->add_flag("--bands", rank_args.bands,
+                 "per shape, how often the order holds over the measured error's band draws");
+  rank->add_option("--band-draws", rank_args.band_draws, "draws of --bands (default 5)")
+      ->check(CLI::Range(3, 50));
+  rank->add_option("--error-model", rank_args.error_model,
+                   "error model of --bands (default data/measured/error_model.yaml)");
 
   return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     std::string out;

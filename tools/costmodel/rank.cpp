@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "tools/common/run_builder.hpp"
 #include "tools/common/run_config_loader.hpp"
 #include "tools/common/run_executor.hpp"
+#include "tools/costmodel/rank_flips.hpp"
 #include "tools/costmodel/tie_rank.hpp"
 #include "tools/sweep/point_metrics.hpp"
 #include "tools/sweep/value_text.hpp"
@@ -311,6 +313,9 @@ std::string run_rank(const RankArgs& a) {
       "a tie when two predictions differ by no more than the larger stated uncertainty of the two";
   doc["shapes"] = nlohmann::json::array();
   std::string out;
+  if (!a.workload.empty() && (a.bands || !a.error_model.empty())) {
+    throw InputError("--bands: ranks step shapes only (expected no --workload)");
+  }
   if (!a.workload.empty()) {
     // Each GPU serves the workload in place of the config's own: rank by a metric of the run.
     const auto metric = sweep::metric_index(a.metric);
@@ -351,6 +356,10 @@ std::string run_rank(const RankArgs& a) {
   } else {
     // One step per shape, priced as simulate prices it (analytical model, eager prefill).
     const auto cost = make_cost_model(ConfigNode::parse("{kind: analytical}", "rank"));
+    std::optional<ErrorModel> errors;
+    if (a.bands || !a.error_model.empty()) {
+      errors = ErrorModel::load(a.error_model.empty() ? ErrorModel::default_path() : a.error_model);
+    }
     out += fmt::format(
         "{} TP{}: predicted step time (ms), analytical model; {}; fastest first, '=' a tie\n",
         model.name, a.tp,
@@ -384,6 +393,11 @@ std::string run_rank(const RankArgs& a) {
       }
       out += "  " + ranking_text(p) + "\n";
       doc["shapes"].push_back({{"n", n}, {"ms", times}, {"ranking", tiers_json(p)}});
+      if (errors) {
+        const auto flips = rank_flips(p, gpus, step_kind(b), "analytical", *errors, a.band_draws);
+        doc["shapes"].back()["bands"] = flips;
+        out += "         bands: " + rank_flips_text(flips) + "\n";
+      }
     }
   }
   std::vector<std::string> notes;

@@ -17,6 +17,10 @@ struct RankArgs {
   std::string workload;                 // a run config: rank by simulating it on each GPU instead
   std::string metric = "output_tok_s";  // what a workload is ranked by (higher is better)
   bool json = false;
+  // --bands: per shape, how often the order holds over the error model's band draws.
+  bool bands = false;
+  int band_draws = 5;
+  std::string error_model;  // "" = data/measured/error_model.yaml
 };
 
 // The ranking: per shape (or for the workload), each GPU's predicted step time and the GPUs in

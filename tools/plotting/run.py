@@ -27,6 +27,20 @@ def h5_table(path, dataset, what):
         fail(f"{path}: cannot read dataset '{dataset}' ({e})")
 
 
+def band_whiskers(ax, bands, metric):
+    """`simulate --bands`: each percentile's 80% band as a horizontal whisker at its level."""
+    stats = (bands.get("latency_ms") or {}).get(metric) or {}
+    first = True
+    for q, level in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+        b = stats.get(q)
+        if not b:
+            continue
+        ax.errorbar([b["value"]], [level], xerr=[[b["value"] - b["low"]], [b["high"] - b["value"]]],
+                    fmt="o", color="tab:orange", capsize=3, markersize=3,
+                    label="80% band (p50, p90, p99)" if first else None)
+        first = False
+
+
 def plot_run(directory):
     """Latency CDFs and per-replica timelines of one simulate run."""
     summary = load(os.path.join(directory, "summary.json"), "a simulate output folder's summary.json")
@@ -45,8 +59,10 @@ def plot_run(directory):
         ("TTFT", served["ttft_ns"][served["ttft_ns"] >= 0] / 1e6 + overhead_ms, "ttft_ms"),
         ("E2E", served["e2e_ns"][served["e2e_ns"] >= 0] / 1e6 + overhead_ms, "e2e_ms"),
     ]
+    bands = summary.get("bands") or {}
     for ax, (name, values, slo_key) in zip(axes, panels):
         cdf(ax, values.tolist(), name)
+        band_whiskers(ax, bands, name.lower())
         if slo_key in slo:
             ax.axvline(slo[slo_key], color="tab:red", linestyle=":", label=f"SLO {slo[slo_key]:g} ms")
         ax.set_xlabel(f"{name} (ms{', incl. request overhead' if overhead_ms else ''})")

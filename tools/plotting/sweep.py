@@ -5,6 +5,29 @@ from plotting.common import (blocks, fail, finish, geometric, in_folder, label_o
                              load_tool_json, numeric, pyplot, save)
 
 
+def band_whiskers(ax, members, points, selection, x_metric, throughput):
+    """`sweep --bands`: each point's range over the band draws, as whiskers in both metrics."""
+    ranges = ((selection or {}).get("bands") or {}).get("points")
+    if not ranges:
+        return
+    xs, ys, xerr, yerr = [], [], [[], []], [[], []]
+    for p in members:
+        r = ranges[points.index(p)]
+        x, y = p["mean"].get(x_metric), p["mean"].get(throughput)
+        bx, by = r.get(x_metric), r.get(throughput)
+        if x is None or y is None or not bx or not by:
+            continue
+        xs.append(x)
+        ys.append(y)
+        xerr[0].append(x - bx["low"])
+        xerr[1].append(bx["high"] - x)
+        yerr[0].append(y - by["low"])
+        yerr[1].append(by["high"] - y)
+    if xs:
+        ax.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor="tab:purple", alpha=0.5,
+                    capsize=2, label="80% band (--bands)")
+
+
 def plot_sweep(directory):
     points_doc = load(os.path.join(directory, "points.json"), "a sweep's points.json")
     if "points" not in points_doc or "axes" not in points_doc:
@@ -48,6 +71,7 @@ def plot_sweep(directory):
                                fmt=style if len(groups) <= 8 else "o", capsize=3, label=tag,
                                markersize=4)
             if name == "":
+                band_whiskers(ax, members, points, selection, x_metric, throughput)
                 for r in rows:
                     ax.annotate(str(r[4]), (r[0], r[1]), textcoords="offset points",
                                 xytext=(4, 4), fontsize=7)

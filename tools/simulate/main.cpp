@@ -1,5 +1,5 @@
 // simulate CONFIG [--set key.path=value]... [--out DIR] [--seed N] [--quiet] [--sensitivity PCT]
-//          [--plot [--plot-format svg]]
+//          [--bands [--band-draws N] [--error-model FILE]] [--plot [--plot-format svg]]
 // Runs one simulation and prints its summary table; writes summary.json, config.yaml,
 // requests.h5, steps.h5, trace.json (and CSV for small runs) into the output folder.
 #include <csignal>
@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "tools/common/bands.hpp"
 #include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
 #include "tools/common/run_config_loader.hpp"
@@ -47,6 +48,18 @@ int main(int argc, char** argv) {
                  "Run twice more with every step time +/- this many percent and report how far "
                  "each latency moves per 1% of step-time error (default 0: off)")
       ->check(servesim::number_in(0.0, 50.0));
+  bool bands = false;
+  int band_draws = 5;
+  std::string error_model;
+  app.add_flag("--bands", bands,
+               "Rerun with step times drawn from the measured pricing error of the run's regime "
+               "and state each latency, throughput and J/token as value [low, high]");
+  app.add_option("--band-draws", band_draws,
+                 "Draws of --bands (default 5: p10, p50, p90 and 2 "
+                 "seeded)")
+      ->check(CLI::Range(servesim::kMinBandDraws, servesim::kMaxBandDraws));
+  app.add_option("--error-model", error_model,
+                 "Error model of --bands (default data/measured/error_model.yaml)");
   return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     const auto cfg = servesim::load_run_config(config, overrides, seed);
     auto run = servesim::build_run(cfg);
@@ -56,6 +69,13 @@ int main(int argc, char** argv) {
     if (!quiet && isatty(STDERR_FILENO)) options.progress = &std::cerr;
     options.sensitivity_delta = sensitivity_pct / 100.0;
     options.stop = servesim::stop_on_signals();
+    std::optional<servesim::ErrorModel> errors;
+    if (bands || !error_model.empty()) {
+      errors = servesim::ErrorModel::load(error_model.empty() ? servesim::ErrorModel::default_path()
+                                                              : error_model);
+      options.error_model = &*errors;
+      options.band_draws = band_draws;
+    }
     const auto summary = servesim::execute_run(run, options);
     if (!quiet) std::cout << servesim::format_summary_table(summary);
     if (const int sig = servesim::received_stop_signal(); sig != 0) {

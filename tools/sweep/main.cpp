@@ -109,6 +109,13 @@ int main(int argc, char** argv) {
   bool no_plots = false;
   app.add_flag("--no-plots", no_plots, "Make no plots (they need python3-matplotlib)");
   app.add_flag("--quiet,-q", o.quiet, "Print nothing but errors");
+  app.add_flag("--bands", o.bands,
+               "With --pick: rerun every point under the error model's band draws and report "
+               "how often the pick holds (selection.json \"bands\")");
+  app.add_option("--band-draws", o.band_draws, "Draws of --bands (default 5)")
+      ->check(CLI::Range(3, 50));
+  app.add_option("--error-model", o.error_model,
+                 "Error model of --bands (default data/measured/error_model.yaml)");
   const int code = servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     o.plots = !no_plots;
     if (shards->rank() != 0) o.quiet = true;

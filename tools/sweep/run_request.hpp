@@ -24,6 +24,7 @@ struct RunRequest {
 
 struct RunOutcome {
   std::vector<double> metrics;
+  std::vector<std::vector<double>> band_metrics;  // per band draw (--bands), as `metrics`
   double wall_s = 0;
 };
 

@@ -21,12 +21,14 @@
 #include "sim/config/input_error.hpp"
 #include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
+#include "tools/common/error_model.hpp"
 #include "tools/common/progress.hpp"
 #include "tools/common/run_config_loader.hpp"
 #include "tools/common/run_executor.hpp"
 #include "tools/sweep/capacity.hpp"
 #include "tools/sweep/grid.hpp"
 #include "tools/sweep/parallel_items.hpp"
+#include "tools/sweep/pick_flips.hpp"
 #include "tools/sweep/point_metrics.hpp"
 #include "tools/sweep/result_files.hpp"
 #include "tools/sweep/run_request.hpp"
@@ -105,6 +107,12 @@ class Study {
     }
     if (!o.oracle.empty() && o.pick.empty()) {
       throw InputError("--oracle needs --pick (the oracle scores the picks)");
+    }
+    if (o.bands || !o.error_model.empty()) {
+      if (o.pick.empty())
+        throw InputError("--bands needs --pick (the decision whose flips it counts)");
+      errors_ =
+          ErrorModel::load(o.error_model.empty() ? ErrorModel::default_path() : o.error_model);
     }
     for (const auto& b : o.baselines) {
       std::vector<std::string> parts;
@@ -292,9 +300,16 @@ class Study {
     if (o_.keep_runs) options.out_dir = run_dir(dir_, r);
     options.cache = &cache_;
     options.stop = o_.stop;
+    std::vector<nlohmann::json> draws;
+    if (errors_ && !r.oracle) {
+      options.error_model = &*errors_;
+      options.band_draws = o_.band_draws;
+      options.band_draw_summaries = &draws;
+    }
     const nlohmann::json summary = execute_run(run, options);
     if (!summary["complete"].get<bool>()) return cut_short();
     out.metrics = flatten_summary(summary);
+    for (const auto& d : draws) out.band_metrics.push_back(flatten_summary(d));
     out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
   }
@@ -326,6 +341,10 @@ class Study {
       nlohmann::json j = {
           {"i", mine[k]}, {"wall_s", local[k].wall_s}, {"m", nlohmann::json::array()}};
       for (const double v : local[k].metrics) j["m"].push_back(number_or_null(v));
+      for (const auto& d : local[k].band_metrics) {
+        j["b"].push_back(nlohmann::json::array());
+        for (const double v : d) j["b"].back().push_back(number_or_null(v));
+      }
       if (!errors[k].empty()) {
         j["error"] = errors[k];
         ++failed;
@@ -342,6 +361,11 @@ class Study {
       RunOutcome& out = all[i];
       out.wall_s = j["wall_s"].get<double>();
       for (const auto& v : j["m"]) out.metrics.push_back(v.is_null() ? kNaN : v.get<double>());
+      for (const auto& d : j.value("b", nlohmann::json::array())) {
+        out.band_metrics.emplace_back();
+        for (const auto& v : d)
+          out.band_metrics.back().push_back(v.is_null() ? kNaN : v.get<double>());
+      }
       if (j.contains("error") && i < first_failed) {
         first_failed = i;
         first_error = j["error"].get<std::string>();
@@ -379,6 +403,28 @@ class Study {
     outcomes_ = run_all(requests_, threads, progress);
     progress.finish();
     return fingerprint(outcomes_);
+  }
+
+  // Per grid point, the mean over its seeds of every metric of band draw `draw` (none: the
+  // draws of a point whose regime is unmeasured).
+  std::optional<PointTable> draw_table(std::size_t draw) const {
+    std::vector<std::vector<double>> rows;
+    const std::size_t reps = grid_.seeds().size();
+    for (std::size_t p = 0; p < grid_.size(); ++p) {
+      std::vector<double> row;
+      for (std::size_t m = 0; m < metric_names().size(); ++m) {
+        std::vector<double> v;
+        for (std::size_t r = 0; r < reps; ++r) {
+          const auto& d = outcomes_[p * reps + r].band_metrics;
+          if (draw >= d.size()) return std::nullopt;
+          v.push_back(d[draw][m]);
+        }
+        row.push_back(mean_ci95(v).mean);
+      }
+      for (const auto& text : grid_.values(p)) row.push_back(parse_number(text).value_or(kNaN));
+      rows.push_back(std::move(row));
+    }
+    return PointTable(columns_, std::move(rows));
   }
 
   // Per grid point, the mean over its seeds of every metric; `oracle` selects the oracle grid.
@@ -428,8 +474,36 @@ class Study {
         select_study(spec, main, oracle ? &*oracle : nullptr, files.point_values());
     sel["oracle_overrides"] = o_.oracle;
     if (cut_ > 0) sel["complete"] = false;  // picked among the runs done before a stop
+    if (errors_) {
+      std::vector<PointTable> draws;
+      for (int d = 0; d < o_.band_draws; ++d) {
+        auto t = draw_table(static_cast<std::size_t>(d));
+        if (!t) break;
+        draws.push_back(std::move(*t));
+      }
+      if (draws.empty()) {
+        // A stopped sweep has runs without draws: no flip count either way.
+        sel["bands"] = {{"status", cut_ > 0 ? "stopped" : "unmeasured"}};
+      } else {
+        sel["bands"] = pick_flips(spec, main, draws, files.point_values());
+        sel["bands"]["status"] = "measured";
+        std::vector<std::string> columns = {o_.throughput};
+        for (const auto& b : slos_) columns.push_back(b.metric);
+        sel["bands"]["points"] = band_ranges(main, draws, columns);
+      }
+    }
     std::ofstream(fs::path(dir_) / "selection.json") << sel.dump(2) << "\n";
     if (!o_.quiet) tables_ += format_selection(sel);
+    if (!o_.quiet && sel.contains("bands")) {
+      const auto& status = sel["bands"]["status"];
+      tables_ += status == "unmeasured"
+                     ? std::string(
+                           "bands      unmeasured: the error model has no data for a "
+                           "point's regime; no flip count is stated\n")
+                 : status == "stopped"
+                     ? std::string("bands      stopped before every draw ran; no flip count\n")
+                     : format_pick_flips(sel["bands"]);
+    }
   }
 
   // --max-rate: one bisection per grid point, each rate run with every seed; points in parallel.
@@ -552,6 +626,7 @@ class Study {
   std::vector<std::string> columns_;
   std::vector<SloBound> slos_;
   std::optional<Objective> objective_;
+  std::optional<ErrorModel> errors_;  // --bands
   std::vector<Baseline> baselines_;
   std::string dir_;
   std::string tables_;  // what the command prints, in order

@@ -27,6 +27,9 @@ struct SweepOptions {
   std::vector<std::string> baselines;  // --baseline KEY=VALUE[;KEY=VALUE…]
   std::vector<std::string> oracle;     // --oracle KEY=VALUE: the grid run again with these
   std::string max_rate;                // --max-rate KEY ("" = no capacity search)
+  bool bands = false;                  // --bands: count the pick's flips over the band draws
+  int band_draws = 5;                  // --band-draws
+  std::string error_model;             // --error-model ("" = data/measured/error_model.yaml)
   double rate_tol = 0.01;
   std::string out_dir;  // "" = out/<name>/sweep
   bool keep_runs = false;
