@@ -1,6 +1,7 @@
 // `simulate --bands`: the band holds the point estimate, is the same bytes for a seed, says
 // "unmeasured" where the error model has no data, and a bad error-model file is an error naming
 // file:line:col. The runs use tests/tools/configs/bands.yaml (analytical, home GPU).
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,27 @@ TEST_CASE("a sweep pick with a clear margin holds in every band draw", "[bands][
   CHECK(b["settings"][0]["others"].empty());
   CHECK_THAT(r.output, Catch::Contains("bands      ttft_p99_ms <= 2000: pick "
                                        "workload.arrival.qps=1 holds in 5 of 5 draws"));
+}
+
+TEST_CASE("the latency CDFs and the sweep frontier draw the bands", "[bands][plot]") {
+  const auto run = fresh_dir("bands_plot_run");
+  auto r = run_simulate({kBands, "--bands", "--plot", "--out", run.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, !Catch::Contains("note:"));
+  CHECK(std::filesystem::file_size(run / "latency.png") > 1000);
+  const auto sweep = fresh_dir("bands_plot_sweep");
+  r = run_sweep({kBands, "--vary", "workload.arrival.qps=1,2", "--slo", "tbt_p99_ms=100", "--pick",
+                 "max:workload.arrival.qps", "--bands", "--out", sweep.string()});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::filesystem::file_size(sweep / "frontier.png") > 1000);
+  const auto ranges = read_json(sweep / "selection.json")["bands"]["points"];
+  REQUIRE(ranges.size() == 2);
+  for (const auto& p : ranges) {
+    CHECK(p["tbt_p99_ms"]["low"].get<double>() <= p["tbt_p99_ms"]["high"].get<double>());
+    CHECK(p["output_tok_s"]["low"].get<double>() < p["output_tok_s"]["high"].get<double>());
+  }
 }
 
 TEST_CASE("sweep --bands needs --pick", "[bands][sweep]") {
