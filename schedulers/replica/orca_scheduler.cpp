@@ -12,8 +12,9 @@ void OrcaScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
   std::int32_t budget = options_.max_num_batched_tokens;
   for (Request* r : running_) {
     if (r->in_flight) continue;  // computing in a step of another pipeline stage
-    schedule(batch, r, 1);
-    --budget;
+    const std::int32_t tokens = decode_tokens(r, std::max(budget, 1));
+    schedule_decode(batch, r, tokens);
+    budget -= tokens;
   }
   while (!waiting_.empty() && static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
     Request* r = waiting_.front();

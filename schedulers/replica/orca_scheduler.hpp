@@ -13,6 +13,10 @@ class OrcaScheduler : public SchedulerBase {
   explicit OrcaScheduler(SchedulerOptions options);
   std::string_view name() const override { return "orca"; }
   void next_batch(SimTime now, KvCache& kv, Batch& batch) override;
+
+ protected:
+  // Its KV covers the request's whole life from admission: rejected slots stay reserved.
+  void rewind_rejected(Request* /*r*/, KvCache& /*kv*/) override {}
 };
 
 }  // namespace servesim

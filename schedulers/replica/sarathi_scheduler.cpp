@@ -65,11 +65,12 @@ void SarathiScheduler::admit(SimTime now, SimTime cutoff, KvCache& kv, Batch& ba
   }
 }
 
-void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
-  std::int32_t budget = options_.max_num_batched_tokens;
-  // 1. Decodes, oldest first. Iterate by index: preemption removes from the tail.
-  // Step 2 starts at the first request this pass passed over, when it saw them all (preemption
-  // only removes requests behind the one being scheduled, so that index stays valid).
+template <bool kSpeculative>
+SarathiScheduler::DecodePass SarathiScheduler::schedule_decodes(KvCache& kv, Batch& batch,
+                                                                std::int32_t budget) {
+  // Iterate by index: preemption removes from the tail. Step 2 starts at the first request this
+  // pass passed over, when it saw them all (preemption only removes requests behind the one
+  // being scheduled, so that index stays valid).
   std::size_t partial_from = 0;
   bool partial_seen = false;
   std::size_t seen = 0;
@@ -81,11 +82,29 @@ void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
       partial_seen = true;
       continue;
     }
-    if (!grow_or_preempt(r, 1, kv, batch)) break;  // r itself was the tail: nothing older left
-    schedule(batch, r, 1);
-    --budget;
+    if constexpr (kSpeculative) {
+      const std::int32_t tokens = decode_tokens(r, budget);
+      if (!grow_or_preempt(r, tokens, kv, batch)) break;
+      schedule_decode(batch, r, tokens);
+      budget -= tokens;
+    } else {
+      if (!grow_or_preempt(r, 1, kv, batch)) break;  // r itself was the tail: nothing older left
+      schedule(batch, r, 1);
+      --budget;
+    }
   }
   if (seen == running_.size() && !partial_seen) partial_from = seen;  // none for step 2
+  return {partial_from, budget};
+}
+
+void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
+  // 1. Decodes, oldest first.
+  const DecodePass decodes =
+      options_.num_speculative_tokens > 0
+          ? schedule_decodes<true>(kv, batch, options_.max_num_batched_tokens)
+          : schedule_decodes<false>(kv, batch, options_.max_num_batched_tokens);
+  std::int32_t budget = decodes.budget;
+  const std::size_t partial_from = decodes.partial_from;
   // 2. Ongoing partial prefills (including recomputes admitted earlier), oldest first.
   for (std::size_t i = partial_from; i < running_.size() && budget > 0; ++i) {
     Request* r = running_[i];

@@ -48,6 +48,15 @@ class SarathiScheduler : public SchedulerBase,
   // Async scheduling: a finished request's KV stays held until the next batch is formed.
   void release_finished(Request* r, KvCache& kv) override;
   void release_deferred(KvCache& kv);
+  // Step 1 of next_batch, the decodes, oldest first, within `budget` tokens: where step 2 starts
+  // and the budget left. Instantiated apart for speculative runs, so that the plain loop carries
+  // none of their work.
+  struct DecodePass {
+    std::size_t partial_from = 0;
+    std::int32_t budget = 0;
+  };
+  template <bool kSpeculative>
+  DecodePass schedule_decodes(KvCache& kv, Batch& batch, std::int32_t budget);
 
  protected:
   // Called when the head of the waiting queue cannot get its KV: may preempt a running request

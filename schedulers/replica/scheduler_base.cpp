@@ -126,8 +126,13 @@ void SchedulerBase::free_kv(Request* r, KvCache& kv) {
   kv.release(r->kv_blocks, r->kv_shared, keys_of(*r, kv.block_size()));
 }
 
-void SchedulerBase::complete_batch(const Batch& /*batch*/, std::span<Request* const> finished,
+void SchedulerBase::complete_batch(const Batch& batch, std::span<Request* const> finished,
                                    SimTime /*now*/, KvCache& kv) {
+  if (options_.num_speculative_tokens > 0) {
+    for (const BatchEntry& e : batch.entries) {
+      if (e.draft_tokens > 0 && !e.request->done()) rewind_rejected(e.request, kv);
+    }
+  }
   if (finished.empty()) return;  // most steps: nothing to retire
   // Its published prefix blocks stay cached when freed (as in vLLM); a hand-off keeps its KV
   // until it is sent.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <vector>
 
@@ -39,8 +40,23 @@ class SchedulerBase : public ReplicaScheduler {
   // both run for every decode of every step.
   static void schedule(Batch& batch, Request* r, std::int32_t tokens) {
     r->step_tokens = tokens;
-    batch.entries.push_back(BatchEntry{r, tokens});
+    batch.entries.push_back(BatchEntry{r, tokens, 0});
   }
+  // Tokens a decode step of r computes: 1 and, with speculative decoding, the draft tokens it
+  // verifies (at most its remaining output less one, so its KV never passes its peak), within
+  // `budget` (≥ 1) as vLLM truncates drafts to the token budget.
+  std::int32_t decode_tokens(const Request* r, std::int32_t budget) const {
+    if (options_.num_speculative_tokens == 0) return 1;
+    const std::int32_t room = std::max(0, r->spec.output_tokens - r->generated - 1);
+    return 1 + std::min({options_.num_speculative_tokens, room, budget - 1});
+  }
+  // Adds a decode of `tokens` (decode_tokens) of r to the batch.
+  static void schedule_decode(Batch& batch, Request* r, std::int32_t tokens) {
+    r->step_tokens = tokens;
+    batch.entries.push_back(BatchEntry{r, tokens, tokens - 1});
+  }
+  // After a speculative step: frees the KV slots of r's rejected draft tokens.
+  virtual void rewind_rejected(Request* r, KvCache& kv) { kv.shrink(r->kv_blocks, r->computed); }
   // Adds a prompt chunk of `tokens` of r and, with prefix caching, publishes the full blocks of
   // r's shared prefix that this step computes, so a request admitted later in the same step
   // already hits them (vLLM V1 caches a block's hash when it allocates it, before the forward

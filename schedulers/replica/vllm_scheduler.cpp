@@ -18,8 +18,10 @@ void VllmScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Request* r = running_[i];
     if (r->in_flight) continue;  // computing in a step of another pipeline stage
-    if (!grow_or_preempt(r, 1, kv, batch)) break;
-    schedule(batch, r, 1);
+    const std::int32_t tokens = decode_tokens(r, std::max(budget, 1));
+    if (!grow_or_preempt(r, tokens, kv, batch)) break;
+    schedule_decode(batch, r, tokens);
+    budget -= tokens;
   }
 }
 

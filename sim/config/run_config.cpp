@@ -105,7 +105,8 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   ConfigNode root = document;  // a handle: set_base_dir below holds for the whole document
   root.require_map("a run configuration");
   root.check_keys({"name", "seed", "model", "replicas", "scheduler", "router", "decode_router",
-                   "cluster", "cost_model", "workload", "slo", "output", "catalog", "config_dir"});
+                   "cluster", "cost_model", "workload", "slo", "output", "catalog", "config_dir",
+                   "speculative"});
   if (auto dir = root.find("config_dir")) {
     // Relative input paths resolve against this folder, not the file's: an output folder's
     // config.yaml names the folder of the config its run was read from.
@@ -232,6 +233,10 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     c.output.requests = out->get_bool("requests", true);
     c.output.steps = out->get_bool("steps", true);
     c.output.steady_state = out->get_bool("steady_state", false);
+  }
+  if (auto spec = root.find("speculative")) {
+    c.speculative = SpeculativeConfig::parse(*spec);
+    c.output.speculative = true;
   }
   if (auto cat = root.find("catalog")) {
     const auto base = std::filesystem::path(root.base_dir());

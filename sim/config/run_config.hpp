@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/config/config_node.hpp"
+#include "sim/config/speculative_config.hpp"
 #include "sim/hardware/link_network.hpp"
 #include "sim/hardware/replica_spec.hpp"
 #include "sim/output/metrics.hpp"
@@ -46,6 +47,9 @@ struct OutputConfig {
   // summary.json's `steady_state`: the benchmark window of a saturated run, its seats being
   // every replica's max_num_seqs (sim/output/steady_state_window.hpp).
   bool steady_state = false;
+  // Whether requests.h5 / requests.csv carry the speculative decoding columns (set from the
+  // run's `speculative:` section, not an output key).
+  bool speculative = false;
 };
 
 // The most replicas a fleet may have, over all its groups: a larger `count` is an input error
@@ -76,6 +80,8 @@ struct RunConfig {
   SloPolicy slo;
   OutputConfig output;
   std::vector<std::string> catalog_dirs;  // extra catalog folders, searched first
+  // Speculative decoding on every replica; absent: none.
+  std::optional<SpeculativeConfig> speculative;
 
   // Parses `document` (overrides already applied). `seed_override` wins over the file's seed.
   // A top-level `config_dir:` makes relative input paths resolve against that folder.

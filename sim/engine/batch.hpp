@@ -9,10 +9,12 @@
 namespace servesim {
 
 // One scheduled request in a step: compute `tokens` tokens of `request` (a decode when 1 token
-// past the prompt, else a prefill chunk starting at request->computed).
+// past the prompt, else a prefill chunk starting at request->computed). With speculative
+// decoding a decode verifies `draft_tokens` draft tokens too: tokens = 1 + draft_tokens.
 struct BatchEntry {
   Request* request = nullptr;
   std::int32_t tokens = 0;
+  std::int32_t draft_tokens = 0;
 };
 
 // The next engine step of a replica, as formed by its scheduler. Requests stay owned by the

@@ -221,10 +221,16 @@ void Engine::try_start(Replica& replica, SimTime now) {
   // The step's shape, and its requests marked in flight, in one pass over the batch.
   shape_.clear();
   std::int32_t prefill_tokens = 0;
+  std::int32_t verifies = 0;
   for (const auto& entry : replica.batch.entries) {
     Request& r = *entry.request;
     if (entry.tokens == 1 && r.is_decode()) {
       shape_.decode_contexts.push_back(r.computed);  // it has a token: it was scheduled before
+    } else if (entry.draft_tokens > 0) {
+      // A decode that verifies drafts: a chunk of 1 + drafts query tokens after its context.
+      if (verifies++ == 0) drafts_.clear();
+      shape_.prefills.push_back(PrefillChunk{entry.tokens, r.computed});
+      drafts_.push_back(DraftSlot{r.computed, entry.draft_tokens});
     } else {
       shape_.prefills.push_back(PrefillChunk{entry.tokens, r.computed});
       prefill_tokens += entry.tokens;
@@ -232,7 +238,16 @@ void Engine::try_start(Replica& replica, SimTime now) {
     }
     r.in_flight = true;
   }
-  const StepCost cost = cost_model_.step(shape_, replica.spec);
+  StepCost cost;
+  if (verifies == 0) {
+    cost = cost_model_.step(shape_, replica.spec);
+  } else {
+    if (speculation_ == nullptr) {
+      throw std::logic_error("a scheduler verified draft tokens in a run without speculation");
+    }
+    const auto real_prefills = static_cast<std::int32_t>(shape_.prefills.size()) - verifies;
+    cost = speculation_->step(cost_model_, shape_, drafts_, real_prefills > 0, replica.spec);
+  }
   const SimTime duration = cost.total_ns > 0 ? cost.total_ns : 1;
   // Steps end in the order they started (a later one waits for the stages ahead of it).
   const SimTime end =
@@ -262,8 +277,8 @@ void Engine::try_start(Replica& replica, SimTime now) {
                           replica.kv.used_blocks(),
                           replica.id,
                           prefill_tokens,
-                          static_cast<std::int32_t>(shape_.prefills.size()),
-                          static_cast<std::int32_t>(shape_.decode_contexts.size()),
+                          static_cast<std::int32_t>(shape_.prefills.size()) - verifies,
+                          static_cast<std::int32_t>(shape_.decode_contexts.size()) + verifies,
                           replica.batch.preempted,
                           static_cast<std::int32_t>(replica.scheduler->num_running()),
                           static_cast<std::int32_t>(replica.scheduler->num_outstanding() -
@@ -286,27 +301,56 @@ void Engine::try_start(Replica& replica, SimTime now) {
   replica.batch = Batch{};
 }
 
+// The tokens a finished step computed, and the output tokens it emitted (into tokens_ and
+// finished_). Instantiated apart for runs with speculation, so that the loop of every other run
+// carries none of its work.
+template <bool kSpeculative>
+void Engine::account_step(const Batch& batch, SimTime now) {
+  for (const auto& entry : batch.entries) {
+    Request& r = *entry.request;
+    std::int32_t emitted = 1;
+    if (!kSpeculative || entry.draft_tokens == 0) {
+      r.computed += entry.tokens;
+    } else {
+      // The verify's own token and its accepted drafts have KV; the rejected slots are rewound by
+      // the scheduler (complete_batch). The accepted drafts are output tokens, and so is the
+      // bonus token the target sampled after them (counted below).
+      const std::int32_t a = speculation_->accepted(r, entry.draft_tokens);
+      ++r.spec_steps;
+      r.spec_accepted += a;
+      ++totals_.spec_steps;
+      totals_.spec_drafted += entry.draft_tokens;
+      totals_.spec_accepted += a;
+      r.computed += 1 + a;
+      r.generated += a;
+      emitted += a;
+    }
+    r.step_tokens = 0;
+    r.in_flight = false;
+    if (r.computed == r.target_tokens()) {
+      // The step completed everything this request wanted computed: one output token (and the
+      // accepted drafts before it).
+      ++r.generated;
+      const SimTime gap = r.last_token >= 0 ? now - r.last_token : -1;
+      if (r.first_token < 0) r.first_token = now;
+      r.tbt_max_ns = std::max(r.tbt_max_ns, gap);
+      r.last_token = now;
+      tokens_.push_back(TokenEvent{&r, gap, emitted});
+      if (r.done()) finished_.push_back(&r);
+    }
+  }
+}
+
 void Engine::on_step_end(Replica& replica, SimTime now) {
   Replica::InFlight step = std::move(replica.in_flight.front());
   replica.in_flight.pop_front();
   replica.busy = !replica.in_flight.empty();
   if (step.watts != 0) set_step_power(replica, replica.step_power_w - step.watts, now);
   finished_.clear();
-  for (const auto& entry : step.batch.entries) {
-    Request& r = *entry.request;
-    r.computed += entry.tokens;
-    r.step_tokens = 0;
-    r.in_flight = false;
-    if (r.computed == r.target_tokens()) {
-      // The step completed everything this request wanted computed: one output token.
-      ++r.generated;
-      const SimTime gap = r.last_token >= 0 ? now - r.last_token : -1;
-      if (r.first_token < 0) r.first_token = now;
-      r.tbt_max_ns = std::max(r.tbt_max_ns, gap);
-      r.last_token = now;
-      tokens_.push_back(TokenEvent{&r, gap});
-      if (r.done()) finished_.push_back(&r);
-    }
+  if (speculation_ == nullptr) {
+    account_step<false>(step.batch, now);
+  } else {
+    account_step<true>(step.batch, now);
   }
   if (!tokens_.empty()) {
     for (auto* o : observers_) o->on_tokens(tokens_, now);

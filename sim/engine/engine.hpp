@@ -13,6 +13,7 @@
 #include "sim/engine/router.hpp"
 #include "sim/engine/run_observer.hpp"
 #include "sim/engine/slo.hpp"
+#include "sim/engine/speculation.hpp"
 #include "sim/engine/workload.hpp"
 #include "sim/hardware/link_network.hpp"
 
@@ -37,6 +38,11 @@ struct EngineTotals {
   double transfer_bytes = 0;
   std::int64_t transfer_tokens = 0;
   std::int64_t handoff_waits = 0;
+  // Speculative decoding: decode steps of requests that verified drafts, drafts proposed and
+  // accepted.
+  std::int64_t spec_steps = 0;
+  std::int64_t spec_drafted = 0;
+  std::int64_t spec_accepted = 0;
 };
 
 // The discrete-event loop of one run. It is handed its
@@ -75,6 +81,11 @@ class Engine {
   // on the decode replica. Every decode replica's scheduler must be a DecodeRole and every other
   // one's a PrefillRole. Call before run().
   void set_disaggregation(Router& decode_router, const ClusterSpec& cluster);
+  // Speculative decoding: a scheduled decode that verifies draft tokens (BatchEntry::draft_tokens,
+  // the schedulers' SchedulerOptions::num_speculative_tokens) is priced and resolved by
+  // `speculation` (which must outlive the engine): its step emits 1 + the accepted drafts as one
+  // chunk. Without it every entry with draft tokens is an error. Call before run().
+  void set_speculation(const Speculation* speculation) { speculation_ = speculation; }
   const LinkNetwork* network() const { return network_.get(); }
 
   EngineTotals run();
@@ -102,6 +113,8 @@ class Engine {
   // The step starting on `replica` now draws `watts` above its idle power (0: it goes idle).
   void set_step_power(Replica& replica, double watts, SimTime now);
   void on_step_end(Replica& replica, SimTime now);
+  template <bool kSpeculative>
+  void account_step(const Batch& batch, SimTime now);
   // Disaggregation: sends the head of the hand-off queue while a decode replica has room.
   void drain_handoffs(SimTime now);
   void on_transfers(SimTime now);
@@ -136,6 +149,8 @@ class Engine {
   std::vector<Request*> finished_;
   std::vector<TokenEvent> tokens_;  // of the step ending (scratch)
   BatchShape shape_;
+  const Speculation* speculation_ = nullptr;
+  std::vector<DraftSlot> drafts_;  // the speculating requests of the step being priced (scratch)
   EngineTotals totals_;
   RequestId next_id_ = 0;
   SimTime last_arrival_ = 0;

@@ -132,6 +132,14 @@ void KvCache::release(std::int64_t& held) {
   held = 0;
 }
 
+void KvCache::shrink(std::int64_t& held, std::int64_t tokens) {
+  const std::int64_t extra = held - blocks_for_tokens(tokens);
+  if (extra <= 0) return;
+  used_ -= extra;
+  free_plain(extra);
+  held -= extra;
+}
+
 bool KvCache::can_ever_fit(std::int64_t tokens) const {
   return blocks_for_tokens(tokens) <= total_ - watermark_blocks_;
 }

@@ -67,6 +67,9 @@ class KvCache {
   }
   // Frees every block of a holder; `held` becomes 0.
   void release(std::int64_t& held);
+  // Frees a holder's trailing private blocks beyond those `tokens` need (rejected speculative
+  // tokens); `tokens` must cover its shared prefix blocks.
+  void shrink(std::int64_t& held, std::int64_t tokens);
   // A request of `tokens` total could ever fit (empty cache, watermark kept).
   bool can_ever_fit(std::int64_t tokens) const;
 

@@ -29,6 +29,10 @@ struct RequestRecord {
   std::int64_t est_wait_ns;  // the router's estimate of scheduling_delay_ns; -1 = none made
   std::int32_t slo_class;    // index into summary.json slo.classes; -1 = none
   std::int32_t demoted;      // 1 when admission control served it best effort, else 0
+  // Speculative decoding (columns written only when the run speculates): decode steps that
+  // verified drafts, and the drafts accepted. Mean acceptance length = 1 + accepted / steps.
+  std::int32_t spec_steps;
+  std::int32_t spec_accepted_tokens;
 };
 
 // One row of steps.h5 / steps.csv: one engine step of one replica.

@@ -72,6 +72,9 @@ struct Request {
   bool hand_off = false;
   bool handoff_waited = false;  // it found no decode replica with room at once
   SimTime handoff_at = -1;      // its first token, when it joined the hand-off queue
+  // Speculative decoding: decode steps that verified draft tokens, and the drafts accepted.
+  std::int32_t spec_steps = 0;
+  std::int32_t spec_accepted = 0;
 
   std::int32_t target_tokens() const { return spec.prompt_tokens + generated; }
   std::int32_t pending_tokens() const { return target_tokens() - computed; }

@@ -9,11 +9,13 @@
 
 namespace servesim {
 
-// An output token of one request; `gap_ns` is the time since its previous token (-1 for its
-// first).
+// The output tokens one step emitted for one request: `tokens` (1, or with speculative decoding
+// 1 + the accepted draft tokens, streamed as one chunk); `gap_ns` is the time since its previous
+// chunk (-1 for its first).
 struct TokenEvent {
   const Request* request = nullptr;
   SimTime gap_ns = -1;
+  std::int32_t tokens = 1;
 };
 
 // Receives what happens in a run, in simulated-time order, as it happens (metrics, output
@@ -24,7 +26,7 @@ class RunObserver {
   // A step started on a replica; `cost` is its priced time.
   virtual void on_step(const StepRecord& /*step*/, const BatchShape& /*shape*/,
                        const StepCost& /*cost*/) {}
-  // A step ended at `now` and emitted these output tokens, one per request at most, in the
+  // A step ended at `now` and emitted these output tokens, one event per request at most, in the
   // order of the step's batch. One call per step, not per token: most of a run's events are
   // tokens.
   virtual void on_tokens(std::span<const TokenEvent> /*tokens*/, SimTime /*now*/) {}

@@ -70,7 +70,13 @@ constexpr RecordField kRequestFields[] = {
                    "SLO class (index into summary.json slo.classes); -1 = none"),
     SERVESIM_FIELD(RequestRecord, demoted, "",
                    "1 when admission control served it best effort behind the others, else 0"),
+    // The speculative columns last: request_record_fields() without them is a prefix.
+    SERVESIM_FIELD(RequestRecord, spec_steps, "",
+                   "speculative decoding: decode steps that verified draft tokens"),
+    SERVESIM_FIELD(RequestRecord, spec_accepted_tokens, "tokens",
+                   "speculative decoding: draft tokens accepted"),
 };
+constexpr std::size_t kSpeculativeRequestFields = 2;
 
 constexpr RecordField kStepFields[] = {
     SERVESIM_FIELD(StepRecord, start_ns, "ns", "step start time"),
@@ -221,7 +227,10 @@ std::recursive_mutex& hdf5_mutex() {
   return m;
 }
 
-std::span<const RecordField> request_record_fields() { return kRequestFields; }
+std::span<const RecordField> request_record_fields(bool speculative) {
+  const std::span<const RecordField> all = kRequestFields;
+  return speculative ? all : all.first(all.size() - kSpeculativeRequestFields);
+}
 std::span<const RecordField> step_record_fields() { return kStepFields; }
 
 namespace detail {

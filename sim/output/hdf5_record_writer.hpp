@@ -28,8 +28,9 @@ struct RecordField {
   std::string_view description;
 };
 
-// Every member of RequestRecord / StepRecord, in declaration order.
-std::span<const RecordField> request_record_fields();
+// Every member of RequestRecord / StepRecord, in declaration order (RequestRecord's speculative
+// decoding columns only for a run that speculates).
+std::span<const RecordField> request_record_fields(bool speculative = false);
 std::span<const RecordField> step_record_fields();
 
 // The process-wide lock around HDF5 calls (the record writers, the RF cache): HDF5 built without

@@ -39,7 +39,9 @@ RequestRecord make_request_record(const Request& r, bool rejected) {
                        r.deadline == kNoDeadline ? -1 : r.deadline,
                        r.est_wait,
                        r.spec.slo_class,
-                       r.demoted ? 1 : 0};
+                       r.demoted ? 1 : 0,
+                       r.spec_steps,
+                       r.spec_accepted};
 }
 
 OutputWriters::OutputWriters(const std::string& dir, const OutputConfig& config, const Fleet& fleet)
@@ -68,10 +70,10 @@ void OutputWriters::open(const Fleet& fleet) {
   h5.servesim_version = std::string(servesim_version());
   if (config_.requests) {
     requests_h5_ = std::make_unique<Hdf5RecordWriter<RequestRecord>>(
-        path("requests.h5"), "requests", request_record_fields(), h5);
+        path("requests.h5"), "requests", request_record_fields(config_.speculative), h5);
     if (csv_) {
-      requests_csv_ = std::make_unique<CsvRecordWriter<RequestRecord>>(path("requests.csv"),
-                                                                       request_record_fields());
+      requests_csv_ = std::make_unique<CsvRecordWriter<RequestRecord>>(
+          path("requests.csv"), request_record_fields(config_.speculative));
     }
   }
   if (config_.steps) {

@@ -12,7 +12,7 @@ void SteadyStateWindow::on_step(const StepRecord& s, const BatchShape&, const St
 
 void SteadyStateWindow::on_tokens(std::span<const TokenEvent> tokens, SimTime now) {
   for (const TokenEvent& t : tokens) {
-    tokens_.emplace_back(now, t.gap_ns);
+    tokens_.push_back({now, t.gap_ns, t.tokens});
     if (t.gap_ns < 0) first_tokens_.push_back(now);
   }
 }
@@ -38,9 +38,9 @@ SteadyStateWindow::Metrics SteadyStateWindow::metrics() const {
   if (t1 <= t0) return m;
   std::vector<double> gaps;
   double tokens = 0;
-  for (const auto& [t, gap] : tokens_) {
+  for (const auto& [t, gap, count] : tokens_) {
     if (t < t0 || t > t1) continue;
-    tokens += 1;
+    tokens += count;  // a speculative chunk carries its accepted drafts too
     if (gap >= 0) gaps.push_back(static_cast<double>(gap) / 1e6);
   }
   double energy = 0;

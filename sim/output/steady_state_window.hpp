@@ -51,7 +51,13 @@ class SteadyStateWindow final : public RunObserver {
     std::int32_t running;
   };
   std::int64_t seats_;
-  std::vector<std::pair<SimTime, SimTime>> tokens_;  // (time, gap; −1 for a first token)
+  // One output chunk: its time, gap (−1 for a first token) and tokens (speculative: > 1).
+  struct Chunk {
+    SimTime time;
+    SimTime gap;
+    std::int32_t tokens;
+  };
+  std::vector<Chunk> tokens_;
   std::vector<SimTime> first_tokens_;
   std::vector<SimTime> finishes_;
   std::vector<Step> steps_;

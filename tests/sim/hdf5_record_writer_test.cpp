@@ -155,10 +155,10 @@ TEST_CASE("200k step records read back from HDF5 with the same values and count"
 
 TEST_CASE("request records round-trip through HDF5, including -1 times", "[hdf5_record_writer]") {
   const fs::path path = test::test_output_dir("hdf5_record_writer") / "requests.h5";
-  RequestRecord served{7,   1'000, 2'000, 3'000, 9'000, 2'000, 95.238, 8'000, 1'000, 700,
-                       512, 64,    128,   2,     3,     0,     8'001,  900,   1,     0};
-  RequestRecord rejected{8,       1'500, -1, -1, -1, -1, -1.0,  -1, -1, -1,
-                         900'000, 10,    0,  0,  -1, 2,  5'000, 40, 0,  0};
+  RequestRecord served{7,  1'000, 2'000, 3'000, 9'000, 2'000, 95.238, 8'000, 1'000, 700, 512,
+                       64, 128,   2,     3,     0,     8'001, 900,    1,     0,     0,   0};
+  RequestRecord rejected{8,  1'500, -1, -1, -1, -1,    -1.0, -1, -1, -1, 900'000,
+                         10, 0,     0,  -1, 2,  5'000, 40,   0,  0,  0,  0};
   {
     Hdf5RecordWriter<RequestRecord> writer(path.string(), "requests", request_record_fields());
     writer.append(served);

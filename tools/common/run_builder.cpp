@@ -25,6 +25,9 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   for (const auto& d : Catalog::default_dirs()) dirs.push_back(d);
   run.catalog = cache ? cache->catalog(dirs) : std::make_shared<Catalog>(dirs);
   SchedulerOptions base_options = parse_scheduler_options(config.scheduler);
+  if (config.speculative) {
+    base_options.num_speculative_tokens = config.speculative->num_speculative_tokens;
+  }
   // The serving engine's own semantics (an analytical cost model's engine profile: CUDA-graph
   // mode, async scheduling) hold wherever the config does not set them itself.
   const std::shared_ptr<const EngineProfile> engine =
@@ -153,6 +156,21 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
       run.fleet.back()->group = static_cast<int>(&g - config.replicas.data());
       if (g.batches_in_flight > 0) run.fleet.back()->max_in_flight = g.batches_in_flight;
     }
+  }
+  if (config.speculative) {
+    const SpeculativeConfig& s = *config.speculative;
+    const ModelSpec* draft = nullptr;
+    if (s.method == SpeculativeMethod::kDraft) {
+      // The draft model runs on the target's GPUs with its TP degree (vLLM's default).
+      const ConfigNode at = s.node.at("draft_model");
+      draft = &run.catalog->model(s.draft_model, at);
+      for (const auto& g : config.replicas) {
+        if (const std::string why = draft->tp_problem(g.tp); !why.empty()) {
+          at.fail(fmt::format("draft model {} cannot run at tp {}: {}", draft->name, g.tp, why));
+        }
+      }
+    }
+    run.speculation = std::make_unique<Speculation>(s, draft, derive_seed(config.seed, 4));
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));
   if (config.disaggregated()) {

@@ -7,6 +7,7 @@
 #include "sim/engine/cost_model.hpp"
 #include "sim/engine/replica.hpp"
 #include "sim/engine/router.hpp"
+#include "sim/engine/speculation.hpp"
 #include "sim/engine/workload.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "tools/common/run_cache.hpp"
@@ -23,12 +24,14 @@ struct BuiltRun {
   std::unique_ptr<Router> decode_router;  // disaggregated fleets only
   std::shared_ptr<const CostModel> cost_model;
   std::unique_ptr<Workload> workload;
+  std::unique_ptr<Speculation> speculation;  // the `speculative:` section's; null without it
 };
 
 // Builds `config`'s run; with a cache, its catalog and cost model come from (and go into) it.
 BuiltRun build_run(const RunConfig& config, RunCache* cache = nullptr);
 
-// The seed of one part of a run (stream 0 workload, 1 router, 2 SLO draws, 3 decode router),
+// The seed of one part of a run (stream 0 workload, 1 router, 2 SLO draws, 3 decode router,
+// 4 speculative acceptance draws),
 // independent of the others' (splitmix64 of the run's seed).
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream);
 

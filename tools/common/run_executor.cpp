@@ -25,6 +25,35 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// summary["speculative"]: what speculative decoding did over the run. The mean acceptance length
+// is vLLM's (1 + accepted drafts per verify); tokens per decode step counts every decode step
+// of the run's requests, the plain ones at the end of an output included.
+nlohmann::json speculative_summary(const Speculation& s, const EngineTotals& t,
+                                   const nlohmann::json& metrics) {
+  const SpeculativeConfig& c = s.config();
+  const auto steps = static_cast<double>(t.spec_steps);
+  const std::int64_t output = metrics["requests"]["output_tokens"].get<std::int64_t>();
+  const std::int64_t finished = metrics["requests"]["finished"].get<std::int64_t>();
+  // Each finished request's first token comes from its prefill; each decode step emits
+  // 1 + its accepted drafts.
+  const std::int64_t after_first = output - finished;
+  const std::int64_t decode_steps = after_first - t.spec_accepted;
+  const auto ratio = [](double a, double b) {
+    return b > 0 ? nlohmann::json(a / b) : nlohmann::json(nullptr);
+  };
+  return {{"method", speculative_method_name(c.method)},
+          {"num_speculative_tokens", c.num_speculative_tokens},
+          {"expected_acceptance_length", 1 + c.expected_accepted(c.num_speculative_tokens)},
+          {"verify_steps", t.spec_steps},
+          {"drafted_tokens", t.spec_drafted},
+          {"accepted_tokens", t.spec_accepted},
+          {"acceptance_rate",
+           ratio(static_cast<double>(t.spec_accepted), static_cast<double>(t.spec_drafted))},
+          {"mean_acceptance_length", ratio(steps + static_cast<double>(t.spec_accepted), steps)},
+          {"tokens_per_decode_step",
+           ratio(static_cast<double>(after_first), static_cast<double>(decode_steps))}};
+}
+
 // The metrics summary of `config` run with every step time × `scale` (no outputs).
 nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* cache) {
   BuiltRun run = build_run(config, cache);
@@ -32,6 +61,7 @@ nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* c
   MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
   Engine engine(run.fleet, *run.router, *run.workload, scaled, {&metrics});
   if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
+  engine.set_speculation(run.speculation.get());
   engine.set_slo(&run.config.slo, scaled.request_overhead_ns(), derive_seed(config.seed, 2));
   const EngineTotals totals = engine.run();
   return metrics.summary(totals, run.fleet, engine.network());
@@ -142,6 +172,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   observers.insert(observers.end(), options.observers.begin(), options.observers.end());
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
   if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
+  engine.set_speculation(run.speculation.get());
   engine.set_stop(options.stop);
   engine.set_slo(&run.config.slo, run.cost_model->request_overhead_ns(),
                  derive_seed(run.config.seed, 2));
@@ -213,6 +244,8 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
   if (!bands.is_null()) summary["bands"] = bands;
   if (window) summary["steady_state"] = window->summary();
+  if (run.speculation)
+    summary["speculative"] = speculative_summary(*run.speculation, totals, metrics_summary);
   if (writers) {
     summary["outputs"] = writers->close();
     writers->commit(

@@ -306,6 +306,7 @@ EnergyResult replay_energy_row(const EnergyRow& row, const EnergyReplayOptions& 
     BuiltRun run = build_run(config);
     SteadyStateWindow window(row.max_num_seqs);
     Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&window});
+    engine.set_speculation(run.speculation.get());
     res.requests = engine.run().arrived;
     res.preemptions = window.preemptions();
     res.sim = window.metrics();

@@ -76,6 +76,7 @@ LatencyRecorder record_run(const RunConfig& config, double step_scale) {
   const CostModel& cost =
       step_scale == 1.0 ? *run.cost_model : static_cast<const CostModel&>(scaled);
   Engine engine(run.fleet, *run.router, *run.workload, cost, {&rec});
+  engine.set_speculation(run.speculation.get());
   rec.arrived = engine.run().arrived;
   return rec;
 }
@@ -91,6 +92,7 @@ LatencyRecorder record_online_run(const RunConfig& config,
   rec.learner = &online;
   rec.measured = &measured;
   Engine engine(run.fleet, *run.router, *run.workload, online, {&rec});
+  engine.set_speculation(run.speculation.get());
   rec.arrived = engine.run().arrived;
   const double overhead_ms = static_cast<double>(online.request_overhead_ns()) / 1e6;
   for (auto& l : rec.latencies) {
