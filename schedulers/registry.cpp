@@ -13,6 +13,7 @@
 #include "schedulers/router/least_prefill_router.hpp"
 #include "schedulers/router/length_split_router.hpp"
 #include "schedulers/router/power_aware_router.hpp"
+#include "schedulers/router/prefix_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
 #include "sim/config/suggest.hpp"
@@ -112,6 +113,7 @@ const std::vector<RouterEntry>& router_entries() {
          n.check_keys({"kind"});
          return std::make_unique<PowerAwareRouter>(/*cap_blind=*/false);
        }},
+      {"prefix_aware", {true, false, false, false}, make_parsed<PrefixAwareRouter>},
       {"random",
        {true, true, false, false},
        [](const ConfigNode& n, std::uint64_t seed) -> std::unique_ptr<Router> {

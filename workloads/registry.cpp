@@ -11,6 +11,7 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/config/suggest.hpp"
+#include "workloads/mooncake_workload.hpp"
 #include "workloads/synthetic_workload.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/trace_workload.hpp"
@@ -90,8 +91,14 @@ std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions op
   if (trace.has("output_tokens"))
     options.output_tokens_override = read_tokens(trace, "output_tokens");
   const ConfigNode format_node = trace.at("format");
+  const bool mooncake = format_node.as_string() == "mooncake";
   const auto format = trace_format_from_name(format_node.as_string());
-  if (!format) {
+  if (mooncake && (options.prefix_groups > 0 || options.prefix_by_prompt_length)) {
+    format_node.fail(
+        "a mooncake trace cannot be combined with 'shared_prefix' (its hash_ids give the "
+        "shared prefixes)");
+  }
+  if (!format && !mooncake) {
     format_node.fail(fmt::format("unknown trace format '{}' (known: {})", format_node.as_string(),
                                  fmt::join(trace_formats(), ", ")));
   }
@@ -106,6 +113,8 @@ std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions op
     rescale = {TraceRescale::Kind::kTimeScale, trace.get_positive("time_scale"),
                trace.at("time_scale").where()};
   }
+  if (mooncake)
+    return std::make_unique<MooncakeWorkload>(read_file_path(trace), rescale, options, seed);
   return std::make_unique<TraceWorkload>(read_file_path(trace), *format, rescale, options, seed);
 }
 
@@ -337,7 +346,13 @@ std::vector<std::string> length_kinds() {
   for (const LengthEntry& e : length_entries()) out.emplace_back(e.kind);
   return out;
 }
-std::vector<std::string> trace_formats() { return trace_format_names(); }
+// The CSV formats of trace_reader.hpp and the JSON-lines Mooncake format, sorted.
+std::vector<std::string> trace_formats() {
+  std::vector<std::string> out = trace_format_names();
+  out.emplace_back("mooncake");
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t seed) {
   node.require_map("a workload section");

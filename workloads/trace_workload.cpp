@@ -20,18 +20,21 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
     : reader_(path, format), shaper_(options, seed) {
   // Validating pass: every row that can be replayed, and the span of their arrivals.
   TraceReader check(path, format);
-  TraceRow row;
-  SimTime first = 0;
-  SimTime last = 0;
-  while ((!options.num_requests || rows_ < *options.num_requests) && check.next(row)) {
-    if (rows_ == 0) first = row.arrival;
-    last = row.arrival;
-    ++rows_;
-  }
+  const TraceSpan span = scan_trace<TraceReader, TraceRow>(check, options.num_requests);
+  rows_ = span.rows;
   if (rows_ == 0) {
     throw_input_error(path, 1, 0,
                       "no usable rows (expected at least one request row after the header)");
   }
+  const TraceTimeScale scale = trace_time_scale(path, rescale, rows_, span.first, span.last);
+  scale_num_ = scale.num;
+  scale_den_ = scale.den;
+  file_qps_ = scale.file_qps;
+}
+
+TraceTimeScale trace_time_scale(const std::string& path, const TraceRescale& rescale,
+                                std::int64_t rows, SimTime first, SimTime last) {
+  TraceTimeScale out;
   const SimTime span = last - first;
   // An error about the rescale value starts where the value was given.
   auto fail_rescale = [&](const std::string& message) {
@@ -47,8 +50,8 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
                       key, value, rescaled_last * 1e-9, kSimHorizonS));
     }
   };
-  if (rows_ >= 2 && span > 0) {
-    file_qps_ = static_cast<double>(rows_ - 1) / sim_to_s(span);
+  if (rows >= 2 && span > 0) {
+    out.file_qps = static_cast<double>(rows - 1) / sim_to_s(span);
   }
   switch (rescale.kind) {
     case TraceRescale::Kind::kNone:
@@ -58,30 +61,37 @@ TraceWorkload::TraceWorkload(const std::string& path, TraceFormat format, TraceR
         fail_rescale(fmt::format("time_scale {} is too small (expected ≥ 1e-9)", rescale.value));
       }
       check_horizon(static_cast<double>(last) * rescale.value, "time_scale", rescale.value);
-      scale_num_ = std::llround(rescale.value * 1e9);
-      scale_den_ = 1'000'000'000;
+      out.num = std::llround(rescale.value * 1e9);
+      out.den = 1'000'000'000;
       break;
     case TraceRescale::Kind::kQps:
-      if (file_qps_ <= 0) {
+      if (out.file_qps <= 0) {
         fail_rescale(
             fmt::format("cannot rescale to qps {}: the {} replayed rows span {} s (expected at "
                         "least 2 rows with different arrival times)",
-                        rescale.value, rows_, sim_to_s(span)));
+                        rescale.value, rows, sim_to_s(span)));
       }
-      check_horizon(static_cast<double>(last) * (static_cast<double>(rows_ - 1) / rescale.value *
+      check_horizon(static_cast<double>(last) * (static_cast<double>(rows - 1) / rescale.value *
                                                  1e9 / static_cast<double>(span)),
                     "qps", rescale.value);
-      scale_num_ = std::llround(static_cast<double>(rows_ - 1) / rescale.value * 1e9);
-      scale_den_ = span;
-      if (scale_num_ <= 0) {
+      out.num = std::llround(static_cast<double>(rows - 1) / rescale.value * 1e9);
+      out.den = span;
+      if (out.num <= 0) {
         // Rows would arrive less than half a nanosecond apart.
         fail_rescale(
             fmt::format("qps {} is too high for this trace (its {} rows would arrive "
                         "less than 1 ns apart; expected at most {:.3g})",
-                        rescale.value, rows_, 2e9 * static_cast<double>(rows_ - 1)));
+                        rescale.value, rows, 2e9 * static_cast<double>(rows - 1)));
       }
       break;
   }
+  return out;
+}
+
+SimTime TraceTimeScale::apply(SimTime t) const {
+  if (num == den) return t;
+  const Int128 scaled = (Int128{t} * num + den / 2) / den;
+  return static_cast<SimTime>(scaled);
 }
 
 SimTime TraceWorkload::rescaled(SimTime t) const {

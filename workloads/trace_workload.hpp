@@ -26,6 +26,38 @@ struct TraceRescale {
   std::string where;
 };
 
+// The integer rescale of a trace whose `rows` replayed rows arrive from `first` to `last` (ns):
+// arrivals become t · num / den, rounded to the nearest ns. Throws InputError for a value that
+// cannot apply (too small, too high, past the horizon), starting at rescale.where.
+struct TraceTimeScale {
+  std::int64_t num = 1;
+  std::int64_t den = 1;
+  double file_qps = 0;  // the rows' mean rate in the file (0 when undefined)
+  SimTime apply(SimTime t) const;
+};
+TraceTimeScale trace_time_scale(const std::string& path, const TraceRescale& rescale,
+                                std::int64_t rows, SimTime first, SimTime last);
+
+// A trace's validating pass: reads the rows `check` yields (every one it will replay, up to
+// `max_rows` when set), so a bad row fails before simulated time 0, and returns their count and
+// the span of their arrivals (trace_time_scale's inputs).
+struct TraceSpan {
+  std::int64_t rows = 0;
+  SimTime first = 0;
+  SimTime last = 0;
+};
+template <class Reader, class Row>
+TraceSpan scan_trace(Reader& check, const std::optional<std::int64_t>& max_rows) {
+  TraceSpan span;
+  Row row;
+  while ((!max_rows || span.rows < *max_rows) && check.next(row)) {
+    if (span.rows == 0) span.first = row.arrival;
+    span.last = row.arrival;
+    ++span.rows;
+  }
+  return span;
+}
+
 // Replays a trace file row by row. The constructor streams the file once to validate every row
 // it will replay (up to num_requests) and to measure its rate, so bad rows fail before
 // simulated time 0; next() streams it again. Arrivals are the file's (Azure: relative to the

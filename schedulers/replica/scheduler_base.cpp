@@ -16,7 +16,9 @@ void SchedulerBase::default_budget_to_whole_prompts() {
 namespace {
 // The request's shared-prefix tokens (0 without a group).
 std::int64_t group_prefix_tokens(const Request& r) {
-  return r.spec.prefix_group >= 0 ? std::min(r.spec.prefix_tokens, r.spec.prompt_tokens) : 0;
+  return r.spec.prefix_group >= 0 || r.spec.hashes
+             ? std::min(r.spec.prefix_tokens, r.spec.prompt_tokens)
+             : 0;
 }
 
 // Leading blocks of r that may come from the cache: full blocks of its shared prefix and, once
@@ -31,7 +33,7 @@ std::int64_t cacheable_prefix_blocks(const Request& r, std::int32_t block_size) 
 
 void SchedulerBase::schedule_prefill(Batch& batch, Request* r, std::int32_t tokens, KvCache& kv) {
   schedule(batch, r, tokens);
-  if (kv.prefix_caching() && r->spec.prefix_group >= 0) {
+  if (kv.prefix_caching() && (r->spec.prefix_group >= 0 || r->spec.hashes)) {
     const std::int64_t blocks =
         std::min<std::int64_t>(static_cast<std::int64_t>(r->computed) + tokens,
                                group_prefix_tokens(*r)) /
@@ -118,6 +120,10 @@ bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budg
 
 // Block i of r: its group's prefix block, then its own content.
 BlockKeys SchedulerBase::keys_of(const Request& r, std::int32_t block_size) {
+  if (r.spec.hashes) {
+    return BlockKeys::hashed(r.spec.hashes, group_prefix_tokens(r), block_size,
+                             BlockKeys::own_id(r.id));
+  }
   return BlockKeys(r.spec.prefix_group, group_prefix_tokens(r) / block_size,
                    BlockKeys::own_id(r.id));
 }

@@ -140,6 +140,12 @@ void KvCache::shrink(std::int64_t& held, std::int64_t tokens) {
   held -= extra;
 }
 
+void KvCache::append_cached_ids(std::vector<std::int64_t>& ids, std::int64_t stride) const {
+  for (const auto& entry : cached_) {
+    if (entry.first.second % stride == 0) ids.push_back(entry.first.first);
+  }
+}
+
 bool KvCache::can_ever_fit(std::int64_t tokens) const {
   return blocks_for_tokens(tokens) <= total_ - watermark_blocks_;
 }

@@ -3,8 +3,12 @@
 #include <cstdint>
 #include <limits>
 #include <list>
+#include <memory>
 #include <unordered_map>
 #include <utility>
+#include <vector>
+
+#include "sim/engine/request.hpp"
 
 namespace servesim {
 
@@ -25,6 +29,11 @@ namespace servesim {
 // request finds its own surviving blocks when it resumes). Ids: a group is ≥ 0, a request's own
 // content is own_id(request) ≤ −2 (so the two never collide), kNone (−1) means no key. A bare
 // group id converts to "that group's prefix, nothing own".
+// A request carrying block hashes (RequestSpec::hashes) keys its first hashed_blocks blocks by
+// its hash chain instead: block i is (chain[j], i) with j the hash block holding the block's last
+// token, so two requests share block i exactly when their hash ids agree up to that token's hash
+// block (with 512-token hash blocks and block size bs, hash block j covers blocks
+// [j·512/bs, (j+1)·512/bs)). hashed_blocks is 0 for every other request.
 struct BlockKeys {
   static constexpr std::int64_t kNone = -1;
   static std::int64_t own_id(std::int64_t request_id) { return -2 - request_id; }
@@ -38,8 +47,24 @@ struct BlockKeys {
         group_blocks(g >= 0 ? std::numeric_limits<std::int64_t>::max() : 0) {}
   BlockKeys(std::int64_t g, std::int64_t g_blocks, std::int64_t own_key)
       : group(g >= 0 ? g : kNone), group_blocks(g >= 0 ? g_blocks : 0), own(own_key) {}
+  std::shared_ptr<const PrefixHashes> hashes;
+  std::int64_t hashed_blocks = 0;
+  std::int32_t block_size = 0;  // of the KV cache the keys are for (set with hashes)
+  // Keys for a hashed prompt: its first `hashed_tokens` tokens by `h`, then its own content.
+  static BlockKeys hashed(std::shared_ptr<const PrefixHashes> h, std::int64_t hashed_tokens,
+                          std::int32_t block_size, std::int64_t own_key) {
+    BlockKeys k(kNone, 0, own_key);
+    k.hashed_blocks = hashed_tokens / block_size;
+    k.block_size = block_size;
+    k.hashes = std::move(h);
+    return k;
+  }
   // (id, i); the id is kNone when block i has no key.
   std::pair<std::int64_t, std::int64_t> at(std::int64_t i) const {
+    if (i < hashed_blocks) {
+      const std::int64_t last_token = (i + 1) * block_size - 1;
+      return {hashes->chain[static_cast<std::size_t>(last_token / hashes->block_tokens)], i};
+    }
     return {i < group_blocks ? group : own, i};
   }
 };
@@ -103,6 +128,10 @@ class KvCache {
   std::int64_t prefix_hit_blocks() const { return hit_blocks_; }
   std::int64_t prefix_query_blocks() const { return query_blocks_; }
   std::int64_t prefix_evictions() const { return evictions_; }
+  // Appends the id of every cached block (in use or free) whose index is a multiple of `stride`
+  // to `ids`, in no particular order: a router's summary of what this cache holds (BlockKeys
+  // says what the ids mean). O(cached blocks).
+  void append_cached_ids(std::vector<std::int64_t>& ids, std::int64_t stride) const;
 
  private:
   std::int64_t total_;
@@ -117,7 +146,9 @@ class KvCache {
   std::int64_t used_ = 0;
 
   using Key = std::pair<std::int64_t, std::int64_t>;  // (group, block index)
-  struct KeyHash {  // splitmix64 finaliser of the two ids: lookups only, never iterated
+  // splitmix64 finaliser of the two ids; iterated only by append_cached_ids, whose callers must
+  // not depend on the order.
+  struct KeyHash {
     std::size_t operator()(const Key& k) const {
       std::uint64_t z = static_cast<std::uint64_t>(k.first) * 0x9e3779b97f4a7c15ULL +
                         static_cast<std::uint64_t>(k.second);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "sim/engine/time.hpp"
 
@@ -20,6 +22,16 @@ inline constexpr SimTime kNoDeadline = INT64_MAX;
 // Why a request was rejected (0: it was not).
 enum class RejectReason : std::int8_t { kNone = 0, kFitsNoReplica = 1, kAdmission = 2 };
 
+// A prompt's block hashes as a trace gives them (Mooncake: one id per `block_tokens`-token block
+// of the prompt, equal leading ids meaning an equal prefix). chain[j] stands for ids 0…j together
+// (a hash over them, see workloads/mooncake_reader.hpp), so two prompts hold equal tokens up to
+// the end of hash block j exactly when their chains agree at j. Chain values are ≥ 2^62, apart
+// from prefix groups (small, ≥ 0) and own-content ids (≤ −2) in the KV cache's block keys.
+struct PrefixHashes {
+  std::int32_t block_tokens = 512;
+  std::vector<std::int64_t> chain;
+};
+
 // What a workload yields: one request's arrival and lengths (and an optional shared prefix).
 struct RequestSpec {
   SimTime arrival = 0;
@@ -28,6 +40,9 @@ struct RequestSpec {
   std::int64_t prefix_group = -1;  // requests of one group share their first prefix_tokens
   std::int32_t prefix_tokens = 0;
   std::int32_t slo_class = -1;  // index into the run's SLO classes (sim/engine/slo.hpp); -1: none
+  // Set (with prefix_group −1): the prompt's first prefix_tokens tokens are keyed by these block
+  // hashes in the prefix cache instead of by a group. Null for every workload but hashed traces.
+  std::shared_ptr<const PrefixHashes> hashes = nullptr;
 
   // The most KV this request ever holds: the last output token is sampled but never fed back,
   // so its KV is never written (prompt + output − 1, as in vLLM; at least the prompt).

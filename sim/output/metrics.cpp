@@ -42,6 +42,7 @@ void MetricsCollector::on_tokens(std::span<const TokenEvent> tokens, SimTime /*n
 }
 
 void MetricsCollector::on_request_done(const Request& r, bool rejected) {
+  if (r.spec.hashes) hashed_requests_ = true;
   const std::int32_t k = class_of(r);
   ClassStats* c = k >= 0 ? &classes_[static_cast<std::size_t>(k)] : nullptr;
   if (c) ++c->done;
@@ -240,6 +241,21 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
     }
   }
   j["replicas"] = replicas;
+  if (hashed_requests_) {
+    // Fleet-wide prefix-cache hit rate for runs whose requests carry block hashes (a Mooncake
+    // trace): Σ hit blocks / Σ looked-up blocks over the replicas with prefix caching.
+    std::int64_t q = 0;
+    std::int64_t hit = 0;
+    for (const auto& r : fleet) {
+      q += r->kv.prefix_query_blocks();
+      hit += r->kv.prefix_hit_blocks();
+    }
+    j["prefix_cache"] = {
+        {"query_blocks", q},
+        {"hit_blocks", hit},
+        {"hit_rate",
+         q > 0 ? json(static_cast<double>(hit) / static_cast<double>(q)) : json(nullptr)}};
+  }
   if (wait_abs_error_ms_.count() > 0) {
     // The router's waiting-time estimates against the waits that followed (served requests).
     j["wait_estimate"] = {

@@ -70,6 +70,7 @@ class MetricsCollector : public RunObserver {
   double wait_signed_error_ms_ = 0;
   std::int64_t rejected_admission_ = 0;
   std::int64_t demoted_ = 0;
+  bool hashed_requests_ = false;  // some request carried block hashes (RequestSpec::hashes)
   std::int64_t finished_ = 0;
   std::int64_t prompt_tokens_ = 0;
   std::int64_t output_tokens_ = 0;

@@ -68,11 +68,12 @@ TEST_CASE("every arrival kind and length kind in the registry builds a working w
       }
     }
   }
-  CHECK(trace_formats() == std::vector<std::string>{"azure", "measured", "vidur"});
+  CHECK(trace_formats() == std::vector<std::string>{"azure", "measured", "mooncake", "vidur"});
   for (const auto& f : trace_formats()) {
-    const std::string file = f == "vidur"   ? "small_vidur_format.csv"
-                             : f == "azure" ? "azure_small.csv"
-                                            : "measured_small.csv";
+    const std::string file = f == "vidur"      ? "small_vidur_format.csv"
+                             : f == "azure"    ? "azure_small.csv"
+                             : f == "mooncake" ? "mooncake_small.jsonl"
+                                               : "measured_small.csv";
     INFO(f);
     CHECK(drain(*make(trace_yaml(f, fixture(file)))).size() >= 3);
   }
@@ -176,7 +177,7 @@ TEST_CASE("unknown kinds and formats list the known values", "[workloads][bad-in
       Contains("unknown lengths kind 'zip' (did you mean 'zipf'? known: conversation, fixed, "
                "shared_prefix_chat, trace, uniform, zipf)"));
   CHECK_THAT(error_of("workload:\n  trace: {format: sharegpt, file: x.csv}\n"),
-             Contains("unknown trace format 'sharegpt' (known: azure, measured, vidur)"));
+             Contains("unknown trace format 'sharegpt' (known: azure, measured, mooncake, vidur)"));
 }
 
 TEST_CASE("unknown keys are errors listing the known keys", "[workloads][bad-input]") {
