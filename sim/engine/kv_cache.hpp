@@ -52,10 +52,10 @@ struct BlockKeys {
   std::int32_t block_size = 0;  // of the KV cache the keys are for (set with hashes)
   // Keys for a hashed prompt: its first `hashed_tokens` tokens by `h`, then its own content.
   static BlockKeys hashed(std::shared_ptr<const PrefixHashes> h, std::int64_t hashed_tokens,
-                          std::int32_t block_size, std::int64_t own_key) {
+                          std::int32_t bs, std::int64_t own_key) {
     BlockKeys k(kNone, 0, own_key);
-    k.hashed_blocks = hashed_tokens / block_size;
-    k.block_size = block_size;
+    k.hashed_blocks = hashed_tokens / bs;
+    k.block_size = bs;
     k.hashes = std::move(h);
     return k;
   }
