@@ -1,4 +1,5 @@
 // plan CONFIG --gpus G1,G2… --slo METRIC=BOUND… [--tp 1,2,4,8] [--max-gpus N] [--vary KEY=VALUES]
+//      [--bands [--band-draws N] [--error-model FILE]]
 // The cheapest fleet (GPU kind, TP degree, replica count, settings) whose simulated metrics meet
 // every SLO. See tools/README.md#plan.
 #include <csignal>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "tools/common/bands.hpp"
 #include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
 #include "tools/common/stop_signals.hpp"
@@ -56,6 +58,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   app.add_option("--out", o.out_dir, "Output folder (default out/<name>/plan)")
       ->check(servesim::nonblank("a folder"));
+  app.add_flag("--bands", o.bands,
+               "Rerun the pick and each cheaper fleet under the error model's band draws and "
+               "report in how many each meets (plan.json \"bands\")");
+  app.add_option("--band-draws", o.band_draws, "Draws of --bands (default 5)")
+      ->check(CLI::Range(servesim::kMinBandDraws, servesim::kMaxBandDraws));
+  app.add_option("--error-model", o.error_model,
+                 "Error model of --bands (default data/measured/error_model.yaml)");
   bool no_plots = false;
   app.add_flag("--no-plots", no_plots, "Make no plot (it needs python3-matplotlib)");
   app.add_flag("--quiet,-q", o.quiet, "Print nothing but errors");

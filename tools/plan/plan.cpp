@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,10 +18,13 @@
 #include "sim/config/input_error.hpp"
 #include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
+#include "tools/common/bands.hpp"
+#include "tools/common/error_model.hpp"
 #include "tools/common/prices.hpp"
 #include "tools/common/progress.hpp"
 #include "tools/common/run_config_loader.hpp"
 #include "tools/common/run_executor.hpp"
+#include "tools/plan/plan_bands.hpp"
 #include "tools/sweep/grid.hpp"
 #include "tools/sweep/parallel_items.hpp"
 #include "tools/sweep/point_metrics.hpp"
@@ -111,6 +115,14 @@ class Planner {
       }
     }
     if (candidates_.empty()) throw InputError("--tp/--max-gpus: no fleet fits --max-gpus");
+    if (o.bands || !o.error_model.empty()) {
+      if (o.band_draws < kMinBandDraws || o.band_draws > kMaxBandDraws) {
+        throw InputError(fmt::format("--band-draws {}: expected {} to {}", o.band_draws,
+                                     kMinBandDraws, kMaxBandDraws));
+      }
+      errors_ =
+          ErrorModel::load(o.error_model.empty() ? ErrorModel::default_path() : o.error_model);
+    }
     dir_ = o.out_dir.empty() ? (fs::path("out") / base_.name / "plan").string() : o.out_dir;
   }
 
@@ -129,6 +141,7 @@ class Planner {
     wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     nlohmann::json doc = report();
     if (cut_ > 0) doc["complete"] = false;  // searched with the runs done before a stop
+    if (errors_) doc["bands"] = bands(threads);
     make_output_folder(dir_, "--out");
     std::error_code ec;
     for (const char* f : {"plan.json", "points.csv", "plan.png"})
@@ -560,12 +573,65 @@ class Planner {
                            objective_text(best->objective), misses(*best));
       }
     }
+    if (doc.contains("bands")) {
+      out += doc["bands"].contains("pick") ? format_plan_bands(doc["bands"])
+                                           : std::string("bands      no pick: nothing to retest\n");
+    }
     out += fmt::format("files      {}/ (plan.json, points.csv{})\n", dir_,
                        o_.plots ? ", plan.png" : "");
     out += fmt::format("wall       {} fleets, {} runs in {:.2f} s\n",
                        doc["fleets_simulated"].get<std::size_t>(), doc["runs"].get<std::size_t>(),
                        wall_s_);
     return out;
+  }
+
+  // The most replicas of candidate `ci` whose objective is below the pick's (0: none).
+  int cheaper_count(std::size_t ci, const Point& pick) const {
+    if (ci == pick.candidate) return pick.replicas - 1;
+    const double unit = points_[ci].front().objective / points_[ci].front().replicas;
+    int k = 0;
+    while (k < candidates_[ci].max_replicas && (k + 1) * unit < pick.objective) ++k;
+    return k;
+  }
+
+  BandFleet band_fleet(std::size_t ci, int replicas) const {
+    const Candidate& c = candidates_[ci];
+    BandFleet f;
+    f.fleet = fmt::format("{} × {}", replicas, label(c));
+    f.gpu = c.gpu->name;
+    f.tp = c.tp;
+    f.replicas = replicas;
+    f.objective = points_[ci].front().objective / points_[ci].front().replicas * replicas;
+    f.config = [this, ci, replicas](int s) {
+      return load_run_config(o_.config, overrides(candidates_[ci], replicas),
+                             base_.seed + static_cast<std::uint64_t>(s));
+    };
+    return f;
+  }
+
+  // plan.json "bands" (--bands): the pick and, per candidate, its most replicas cheaper than the
+  // pick, each rerun under the error model's draws (tools/plan/plan_bands.hpp).
+  nlohmann::json bands(int threads) {
+    const Point* pick = this->pick();
+    if (!pick) return {{"status", "no pick"}, {"error_model", errors_->file()}};
+    PlanBandsRequest r;
+    r.pick = band_fleet(pick->candidate, pick->replicas);
+    for (std::size_t ci = 0; ci < candidates_.size(); ++ci) {
+      if (!candidates_[ci].cannot.empty() || points_[ci].empty()) continue;
+      const int k = cheaper_count(ci, *pick);
+      if (k > 0) r.cheaper.push_back(band_fleet(ci, k));
+    }
+    std::stable_sort(
+        r.cheaper.begin(), r.cheaper.end(),
+        [](const BandFleet& a, const BandFleet& b) { return a.objective > b.objective; });
+    r.seeds = std::max(o_.seeds, 1);
+    r.model = &*errors_;
+    r.draws = o_.band_draws;
+    r.bounds = bounds_;
+    r.cache = &cache_;
+    r.stop = o_.stop;
+    r.threads = threads;
+    return plan_bands(r);
   }
 
   void write_points_csv() const {
@@ -597,7 +663,8 @@ class Planner {
   std::vector<Candidate> candidates_;
   std::vector<std::vector<Point>> points_;  // per candidate, by replica count
   RunCache cache_;
-  std::atomic<std::size_t> cut_{0};  // runs skipped or stopped by PlanOptions::stop
+  std::optional<ErrorModel> errors_;  // --bands
+  std::atomic<std::size_t> cut_{0};   // runs skipped or stopped by PlanOptions::stop
   std::string dir_;
   double wall_s_ = 0;
 };

@@ -26,6 +26,12 @@ struct PlanOptions {
   std::string out_dir;                       // "" = out/<name>/plan
   bool plots = true;
   bool quiet = false;
+  // --bands: after the search, rerun the pick and each fleet cheaper than it under band_draws
+  // draws of the error model (default data/measured/error_model.yaml) and state in how many each
+  // meets every SLO (plan.json "bands"). Off: the plan is unchanged.
+  bool bands = false;
+  int band_draws = 5;
+  std::string error_model;           // set: --bands with this error model
   std::ostream* progress = nullptr;  // where the progress bar goes (the command's stderr), or none
   // Once set (a signal, Python's Ctrl-C), fleets not yet run are skipped and running runs stop;
   // neither meets (its metrics are NaN), and the files say so (PlanReport::complete false).
