@@ -48,7 +48,7 @@ class PlanResult:
 
 def plan(config, gpus, slo, tp=(1, 2, 4, 8), max_gpus=16, vary=None, objective="cost",
          prices="", price=None, overrides=None, seeds=1, exhaustive=False, threads=None,
-         out=None):
+         out=None, bands=False, band_draws=5, error_model=None):
     """Searches for the cheapest fleet that meets `slo`, as the `plan` command does.
 
     config     a YAML path or a dict; its replica group is replaced by every fleet tried
@@ -58,6 +58,8 @@ def plan(config, gpus, slo, tp=(1, 2, 4, 8), max_gpus=16, vary=None, objective="
     objective  "cost", "gpus" or "power"; prices: a price file ("none": no prices);
     price      {"h200": 3.5}: USD per GPU-hour overrides
     overrides  {"dotted.key": value} applied first (--set)
+    bands      True: rerun the pick and the cheaper fleets under band_draws draws of the error
+               model (error_model: a file; naming one implies bands) into plan["bands"]
 
     tools/README.md ("plan") describes each. Bad input raises ConfigError before any run.
     Ctrl-C stops the search and raises KeyboardInterrupt; its .result holds the partial PlanResult.
@@ -69,7 +71,7 @@ def plan(config, gpus, slo, tp=(1, 2, 4, 8), max_gpus=16, vary=None, objective="
         _, interrupt = _servesim.plan(
             os.fspath(config), _assignments(overrides), varies, list(gpus), list(tp), max_gpus,
             _slos(slo), objective, prices, _assignments(price), seeds, exhaustive, threads or 0,
-            folder)
+            folder, bands, band_draws, os.fspath(error_model) if error_model else "")
         result = PlanResult(folder, keep_dir=out is not None)
     if interrupt is not None:
         interrupt.result = result

@@ -20,7 +20,8 @@ py::tuple run_plan(const std::string& config, std::vector<std::string> sets,
                    std::vector<int> tps, int max_gpus, std::vector<std::string> slos,
                    std::string objective, std::string prices,
                    std::vector<std::string> price_overrides, int seeds, bool exhaustive,
-                   int threads, std::string out_dir) {
+                   int threads, std::string out_dir, bool bands, int band_draws,
+                   std::string error_model) {
   decide::PlanOptions o;
   o.config = config;
   o.sets = std::move(sets);
@@ -36,6 +37,9 @@ py::tuple run_plan(const std::string& config, std::vector<std::string> sets,
   o.exhaustive = exhaustive;
   o.threads = threads;
   o.out_dir = std::move(out_dir);
+  o.bands = bands;
+  o.band_draws = band_draws;
+  o.error_model = std::move(error_model);
   o.plots = false;
   o.quiet = true;
   std::atomic<bool> stop{false};
@@ -50,7 +54,8 @@ void bind_plan(py::module_& m) {
   m.def("plan", &run_plan, py::arg("config"), py::arg("sets"), py::arg("varies"), py::arg("gpus"),
         py::arg("tps"), py::arg("max_gpus"), py::arg("slos"), py::arg("objective"),
         py::arg("prices"), py::arg("price_overrides"), py::arg("seeds"), py::arg("exhaustive"),
-        py::arg("threads"), py::arg("out_dir"));
+        py::arg("threads"), py::arg("out_dir"), py::arg("bands") = false, py::arg("band_draws") = 5,
+        py::arg("error_model") = "");
 }
 
 }  // namespace servesim::python

@@ -31,3 +31,16 @@ def test_the_plan_is_the_commands(planned, tmp_path):
 def test_a_plan_without_gpus_raises_config_error():
     with pytest.raises(servesim.ConfigError):
         servesim.plan(CONFIG, **{**ARGS, "gpus": ["h201"]})
+
+
+def test_bands_pass_through_as_the_command_writes_them(tmp_path):
+    banded = servesim.plan(CONFIG, **ARGS, bands=True, band_draws=3)
+    subprocess.run([str(BUILD / "tools" / "plan"), str(CONFIG), "--gpus", "h100,h200",
+                    "--slo", "ttft_p99_ms=3000", "--tp", "1", "--max-gpus", "4",
+                    "--set", "workload.num_requests=200", "--out", str(tmp_path), "-q",
+                    "--no-plots", "--bands", "--band-draws", "3"], check=True)
+    cli = json.loads((tmp_path / "plan.json").read_text())
+    assert banded.plan["bands"]["draws"] == 3
+    assert banded.plan["bands"] == cli["bands"]
+    with pytest.raises(servesim.ConfigError):
+        servesim.plan(CONFIG, **ARGS, bands=True, band_draws=2)
