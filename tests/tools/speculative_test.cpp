@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/tools/bad_input.hpp"
 #include "tests/tools/run_ok.hpp"
 #include "tests/tools/tool_runner.hpp"
 
@@ -41,16 +42,6 @@ bool has_column(const fs::path& csv, const std::string& column) {
 }
 
 double e2e_mean(const nlohmann::json& s) { return s["latency_ms"]["e2e"]["mean"].get<double>(); }
-
-std::string bad_message(const std::string& name, const std::vector<std::string>& args) {
-  const auto dir = fresh_dir("bad_" + name);
-  std::vector<std::string> all = args;
-  all.insert(all.end(), {"--out", dir.string(), "--quiet"});
-  const auto r = run_simulate(all);
-  INFO(r.output);
-  CHECK(r.exit_code == 1);
-  return r.output;
-}
 
 }  // namespace
 
@@ -111,15 +102,17 @@ TEST_CASE("a speculative run is byte-identical for its seed and its columns only
 }
 
 TEST_CASE("bad speculative input is an error naming where it is", "[speculative][errors]") {
-  CHECK_THAT(bad_message("spec_unknown_draft", {"tests/tools/bad/speculative_unknown_draft.yaml"}),
-             Catch::Contains("tests/tools/bad/speculative_unknown_draft.yaml:6:") &&
-                 Catch::Contains("meta-llama/Llama-9-1B"));
   CHECK_THAT(
-      bad_message("spec_k0", {kSpeculative, "--set", "speculative.num_speculative_tokens=0"}),
+      bad_input_message("spec_unknown_draft", {"tests/tools/bad/speculative_unknown_draft.yaml"}),
+      Catch::Contains("tests/tools/bad/speculative_unknown_draft.yaml:6:") &&
+          Catch::Contains("meta-llama/Llama-9-1B"));
+  CHECK_THAT(
+      bad_input_message("spec_k0", {kSpeculative, "--set", "speculative.num_speculative_tokens=0"}),
       Catch::Contains("speculative.num_speculative_tokens") &&
           Catch::Contains("expected an integer from 1 to 64, got 0"));
-  CHECK_THAT(bad_message("spec_alpha", {kSpeculative, "--set", "speculative.acceptance_rate=1.5"}),
-             Catch::Contains("speculative.acceptance_rate"));
+  CHECK_THAT(
+      bad_input_message("spec_alpha", {kSpeculative, "--set", "speculative.acceptance_rate=1.5"}),
+      Catch::Contains("speculative.acceptance_rate"));
 }
 
 }  // namespace servesim::test
