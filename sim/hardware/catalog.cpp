@@ -133,7 +133,8 @@ std::vector<std::string> Catalog::model_names() const {
 
 std::vector<std::string> Catalog::class_checked_on(const GpuSpec& gpu) {
   std::vector<std::string> out;
-  if (gpu.memory_type.empty()) return out;  // no class to share
+  if (gpu.memory_type.empty()) return out;        // no class to share
+  if (!gpu.validated.empty()) return {gpu.name};  // measured itself: no file need be read
   const ConfigNode where = ConfigNode::parse("{}", "catalog");
   for (const std::string& name : gpu_names()) {
     const GpuSpec* other = nullptr;

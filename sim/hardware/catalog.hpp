@@ -38,9 +38,10 @@ class Catalog {
   std::vector<std::string> gpu_names() const;
   std::vector<std::string> model_names() const;
   // The GPUs of this catalog in `gpu`'s validation class (the same arch, and GDDR or HBM alike)
-  // whose prices were scored on a measurement (non-empty `validated`), `gpu` itself included:
-  // empty means nothing of its class was ever measured. Loads every hardware file once; one
-  // that does not parse is no evidence and is passed over (a run that uses it fails on it).
+  // whose prices were scored on a measurement (non-empty `validated`): `gpu` alone when it was
+  // measured itself; empty when nothing of its class ever was. For a GPU not measured it loads
+  // every hardware file once (costly next to a short run); one that does not parse is no
+  // evidence and is passed over (a run that uses it fails on it).
   std::vector<std::string> class_checked_on(const GpuSpec& gpu);
 
   // Parse one file (exposed for tests and tools that take a path).

@@ -140,11 +140,7 @@ nlohmann::json price_provenance(const BuiltRun& run) {
                    {"validated", r->spec.gpu->validated},
                    {"arch", r->spec.gpu->arch},
                    {"memory_type", r->spec.gpu->memory_type},
-                   // Loading every hardware file costs more than a short run: only for a GPU
-                   // whose own prices were never scored, the one case the note is printed.
-                   {"class_checked_on", r->spec.gpu->validated.empty()
-                                            ? run.catalog->class_checked_on(*r->spec.gpu)
-                                            : std::vector<std::string>{r->spec.gpu->name}}});
+                   {"class_checked_on", run.catalog->class_checked_on(*r->spec.gpu)}});
   }
   return out;
 }
