@@ -10,11 +10,19 @@ OrcaScheduler::OrcaScheduler(SchedulerOptions options) : SchedulerBase(options) 
 
 void OrcaScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
   std::int32_t budget = options_.max_num_batched_tokens;
-  for (Request* r : running_) {
-    if (r->in_flight) continue;  // computing in a step of another pipeline stage
-    const std::int32_t tokens = decode_tokens(r, std::max(budget, 1));
-    schedule_decode(batch, r, tokens);
-    budget -= tokens;
+  if (options_.num_speculative_tokens > 0) {
+    for (Request* r : running_) {
+      if (r->in_flight) continue;  // computing in a step of another pipeline stage
+      const std::int32_t tokens = decode_tokens(r, std::max(budget, 1));
+      schedule_decode(batch, r, tokens);
+      budget -= tokens;
+    }
+  } else {  // one token each, in a loop of its own (the plain decode path)
+    for (Request* r : running_) {
+      if (r->in_flight) continue;
+      schedule(batch, r, 1);
+      --budget;
+    }
   }
   while (!waiting_.empty() && static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
     Request* r = waiting_.front();
