@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fits the RTX 5090's power-model constants (pj_per_flop and sm_w_per_ghz in the `power:` section
 of configs/hardware/rtx-5090.yaml) to a measured cap sweep on that GPU (n = 5, qkv GEMM K 4096,
-N 6144; its figures are CLOCKS and PENALTIES below), the declared home fit of the power model,
+N 6144; its figures are CLOCKS below and the PENALTIES of data/measured/cap_sweeps.yaml), the declared home fit of the power model,
 starting from the values in the file. Everything else in the section is fixed by its source. The loss is flat along a valley (the penalties at M = 1024 and 4096 are
 out of the model's reach), so a rerun from the fitted values may move them a little.
 
@@ -18,10 +18,22 @@ import subprocess
 import sys
 import tempfile
 
+import yaml
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HW = os.path.join(ROOT, "configs/hardware/rtx-5090.yaml")
 CLOCKS = {(16384, 400): 2400, (16384, 575): 2731}          # MHz, measured
-PENALTIES = {64: 0.08, 1024: 0.99, 4096: 8.21, 16384: 11.38}  # %, midpoints of the measured ranges
+SWEEPS = os.path.join(ROOT, "data/measured/cap_sweeps.yaml")
+
+
+def measured_penalties():
+    """%, the midpoints of the measured ranges of the 5090's 575 -> 400 W sweep."""
+    with open(SWEEPS) as f:
+        sweep = yaml.safe_load(f)["rtx-5090"]
+    return {p["tokens"]: round(sum(p["penalty_pct"]) / 2, 4) for p in sweep["points"]}
+
+
+PENALTIES = measured_penalties()
 KEYS = ["pj_per_flop", "sm_w_per_ghz"]
 STEPS = {"pj_per_flop": 0.4, "sm_w_per_ghz": 0.2}
 BOUNDS = {"pj_per_flop": (0.05, 20.0), "sm_w_per_ghz": (0.0, 10.0)}

@@ -44,6 +44,10 @@ struct CostmodelArgs {
   // place: the pieces of each mix, as prefill-chunk token counts ("16384,64x8": one 16384-token
   // chunk and eight of 64); one GPU per entry of `caps`
   std::vector<std::string> mixes;
+  // place --bands: judge the comparison again under draws of the GPU's measured cap sweep
+  bool bands = false;
+  int band_draws = 5;
+  std::string cap_sweeps;  // "" = data/measured/cap_sweeps.yaml
   int prefill_tokens = 0;
   int context = 0;
   int decodes = 0;

@@ -136,6 +136,14 @@ int main(int argc, char** argv) {
       ->check(servesim::number_in(1.0, 1e6));
   place->add_option("--mix", args.mixes, "a mix of prefill chunks, e.g. 16384,64x8 (repeatable)")
       ->required();
+  place->add_flag("--bands", args.bands,
+                  "judge the placements again under draws of the GPU's measured cap sweep");
+  place->add_option("--band-draws", args.band_draws, "draws of --bands (default 5)")
+      ->check(CLI::Range(3, 50));
+  place
+      ->add_option("--cap-sweeps", args.cap_sweeps,
+                   "measured cap sweeps of --bands (default data/measured/cap_sweeps.yaml)")
+      ->check(CLI::ExistingFile);
   auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
   add_common(predict, {.profiles = false});
   predict->add_option("--tp", args.tp, "tensor-parallel degree")

@@ -12,6 +12,7 @@
 #include "sim/config/input_error.hpp"
 #include "tools/costmodel/command_context.hpp"
 #include "tools/costmodel/costmodel_args.hpp"
+#include "tools/costmodel/place_bands.hpp"
 #include "tools/costmodel/placement.hpp"
 
 namespace servesim {
@@ -91,6 +92,7 @@ std::string run_place(const CostmodelArgs& a) {
     double blind_first_ns = 0;  // blind with its ties to the first GPU of --caps
   };
   std::vector<Row> rows;
+  std::vector<PricedMix> priced;
   for (const std::string& mix : a.mixes) {
     Row row;
     row.chunks = parse_mix(mix);
@@ -109,6 +111,7 @@ std::string run_place(const CostmodelArgs& a) {
     // Judged by the true prices, over every order of its tied GPUs.
     row.blind.makespan_ns = earliest_finish_makespan_over_orders(uncapped, capped);
     row.oracle = brute_force(capped, kOracleMaxAssignments, "--mix '" + mix + "'");
+    priced.push_back({row.chunks, capped, uncapped, row.aware.gpu_of});
     rows.push_back(std::move(row));
   }
   int matches = 0;
@@ -125,6 +128,11 @@ std::string run_place(const CostmodelArgs& a) {
     first_max = std::max(first_max, first);
   }
   const double n = static_cast<double>(rows.size());
+  nlohmann::json bands;
+  if (a.bands) {
+    const std::string file = a.cap_sweeps.empty() ? default_cap_sweeps_path() : a.cap_sweeps;
+    bands = place_bands(priced, a.caps, c.gpu, c.params, load_cap_sweeps(file), a.band_draws);
+  }
   if (a.json) {
     nlohmann::json j = {{"gpu", c.gpu.name},
                         {"model", model.name},
@@ -144,6 +152,7 @@ std::string run_place(const CostmodelArgs& a) {
            {"blind", {{"gpu_of", r.blind.gpu_of}, {"makespan_ms", r.blind.makespan_ns / 1e6}}},
            {"oracle", {{"gpu_of", r.oracle.gpu_of}, {"makespan_ms", r.oracle.makespan_ns / 1e6}}}});
     }
+    if (a.bands) j["bands"] = bands;
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
@@ -169,6 +178,7 @@ std::string run_place(const CostmodelArgs& a) {
       "is {:.2f}% mean (max {:.2f}%)\n",
       matches, rows.size(), gain_sum / n, gain_max, regret_sum / n, a.caps[0], first_sum / n,
       first_max);
+  if (a.bands) out += place_bands_text(bands, rows.size());
   return out;
 }
 
