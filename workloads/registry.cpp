@@ -12,6 +12,7 @@
 #include "sim/config/input_error.hpp"
 #include "sim/config/suggest.hpp"
 #include "workloads/mooncake_workload.hpp"
+#include "workloads/prompt_filter.hpp"
 #include "workloads/synthetic_workload.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/trace_workload.hpp"
@@ -354,10 +355,32 @@ std::vector<std::string> trace_formats() {
   return out;
 }
 
+namespace {
+std::unique_ptr<Workload> make_unfiltered_workload(const ConfigNode& node, std::uint64_t seed);
+}  // namespace
+
 std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t seed) {
   node.require_map("a workload section");
   node.check_keys({"trace", "arrival", "lengths", "num_requests", "duration_s", "start_s",
-                   "max_tokens", "shared_prefix"});
+                   "max_tokens", "shared_prefix", "prompt_tokens"});
+  std::unique_ptr<Workload> w = make_unfiltered_workload(node, seed);
+  const auto range = node.find("prompt_tokens");
+  if (!range) return w;
+  range->require_map("a prompt length range {min: TOKENS, max: TOKENS}");
+  range->check_keys({"min", "max"});
+  if (!range->has("min") && !range->has("max")) range->fail("expected min, max or both");
+  const std::int32_t lo = range->has("min") ? read_tokens(*range, "min") : 1;
+  const std::int32_t hi =
+      range->has("max") ? read_tokens(*range, "max") : std::numeric_limits<std::int32_t>::max();
+  if (hi < lo) {
+    range->at("max").fail(fmt::format("{} is below min {} (expected max ≥ min)", hi, lo));
+  }
+  return std::make_unique<PromptFilterWorkload>(std::move(w), lo, hi);
+}
+
+namespace {
+
+std::unique_ptr<Workload> make_unfiltered_workload(const ConfigNode& node, std::uint64_t seed) {
   const WorkloadOptions options = read_options(node);
   if (const auto trace = node.find("trace")) {
     for (const char* other : {"arrival", "lengths"}) {
@@ -404,7 +427,16 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
                                              arrival.where() + ": workload.arrival");
 }
 
+}  // namespace
+
 WorkloadCounts workload_counts(const Workload& workload) {
+  if (const auto* f = dynamic_cast<const PromptFilterWorkload*>(&workload)) {
+    WorkloadCounts c = workload_counts(f->inner());
+    c.yielded -= f->left_out();
+    c.left_out_by_prompt_tokens = f->left_out();
+    c.prompt_filter = true;
+    return c;
+  }
   if (const auto* t = dynamic_cast<const TraceWorkload*>(&workload)) return t->counts();
   if (const auto* s = dynamic_cast<const SyntheticWorkload*>(&workload)) return s->counts();
   return {};

@@ -30,6 +30,7 @@ namespace servesim {
 //   num_requests: N   duration_s: X   start_s: X (0)   max_tokens: N
 //   shared_prefix: {num_groups: N, prefix_tokens: N} | {group_by: prompt_length}
 //   trace.output_tokens: N replaces the output count of every successful row
+//   prompt_tokens: {min: N, max: N} keeps only requests with prompts in range (prompt_filter.hpp)
 std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t seed);
 
 // What an arrival kind does beyond drawing arrival times.

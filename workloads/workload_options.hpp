@@ -31,6 +31,8 @@ struct WorkloadCounts {
   std::int64_t zero_output_rows = 0;  // trace rows with output 0, raised to 1
   std::int64_t error_rows = 0;        // measured rows with has_error (replayed; left out of pools)
   std::int64_t clipped_to_max_tokens = 0;
+  bool prompt_filter = false;                  // workload.prompt_tokens is set
+  std::int64_t left_out_by_prompt_tokens = 0;  // requests outside workload.prompt_tokens
 };
 
 }  // namespace servesim

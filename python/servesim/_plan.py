@@ -19,6 +19,7 @@ class PlanResult:
     points  list of dicts, one per fleet simulated (points.csv)
     dir     the folder of the files, when out= was given
     complete  False when Ctrl-C stopped the search: fleets not run count as not meeting
+    split   dict: split.json (one pool against length-split pools) with split=, else None
     """
 
     def __init__(self, folder, keep_dir):
@@ -26,6 +27,8 @@ class PlanResult:
         self.dir = str(folder) if keep_dir else None
         self.plan = json.loads((folder / "plan.json").read_text())
         self.complete = self.plan.get("complete", True)
+        split = folder / "split.json"
+        self.split = json.loads(split.read_text()) if split.exists() else None
         points = folder / "points.csv"
         self._csv = points.read_text() if points.exists() else ""
         self.points = [{k: _number(v) for k, v in row.items()}
@@ -48,7 +51,7 @@ class PlanResult:
 
 def plan(config, gpus, slo, tp=(1, 2, 4, 8), max_gpus=16, vary=None, objective="cost",
          prices="", price=None, overrides=None, seeds=1, exhaustive=False, threads=None,
-         out=None, bands=False, band_draws=5, error_model=None):
+         out=None, bands=False, band_draws=5, error_model=None, split=None):
     """Searches for the cheapest fleet that meets `slo`, as the `plan` command does.
 
     config     a YAML path or a dict; its replica group is replaced by every fleet tried
@@ -60,6 +63,8 @@ def plan(config, gpus, slo, tp=(1, 2, 4, 8), max_gpus=16, vary=None, objective="
     overrides  {"dotted.key": value} applied first (--set)
     bands      True: rerun the pick and the cheaper fleets under band_draws draws of the error
                model (error_model: a file; naming one implies bands) into plan["bands"]
+    split      [512, 1024]: also plan two pools split by prompt length at each threshold, each
+               for its own requests, into result.split (split.json)
 
     tools/README.md ("plan") describes each. Bad input raises ConfigError before any run.
     Ctrl-C stops the search and raises KeyboardInterrupt; its .result holds the partial PlanResult.
@@ -71,7 +76,8 @@ def plan(config, gpus, slo, tp=(1, 2, 4, 8), max_gpus=16, vary=None, objective="
         _, interrupt = _servesim.plan(
             os.fspath(config), _assignments(overrides), varies, list(gpus), list(tp), max_gpus,
             _slos(slo), objective, prices, _assignments(price), seeds, exhaustive, threads or 0,
-            folder, bands, band_draws, os.fspath(error_model) if error_model else "")
+            folder, bands, band_draws, os.fspath(error_model) if error_model else "",
+            list(split or []))
         result = PlanResult(folder, keep_dir=out is not None)
     if interrupt is not None:
         interrupt.result = result

@@ -21,7 +21,7 @@ py::tuple run_plan(const std::string& config, std::vector<std::string> sets,
                    std::string objective, std::string prices,
                    std::vector<std::string> price_overrides, int seeds, bool exhaustive,
                    int threads, std::string out_dir, bool bands, int band_draws,
-                   std::string error_model) {
+                   std::string error_model, std::vector<int> split) {
   decide::PlanOptions o;
   o.config = config;
   o.sets = std::move(sets);
@@ -40,6 +40,7 @@ py::tuple run_plan(const std::string& config, std::vector<std::string> sets,
   o.bands = bands;
   o.band_draws = band_draws;
   o.error_model = std::move(error_model);
+  o.split = std::move(split);
   o.plots = false;
   o.quiet = true;
   std::atomic<bool> stop{false};
@@ -55,7 +56,7 @@ void bind_plan(py::module_& m) {
         py::arg("tps"), py::arg("max_gpus"), py::arg("slos"), py::arg("objective"),
         py::arg("prices"), py::arg("price_overrides"), py::arg("seeds"), py::arg("exhaustive"),
         py::arg("threads"), py::arg("out_dir"), py::arg("bands") = false, py::arg("band_draws") = 5,
-        py::arg("error_model") = "");
+        py::arg("error_model") = "", py::arg("split") = std::vector<int>{});
 }
 
 }  // namespace servesim::python

@@ -44,3 +44,16 @@ def test_bands_pass_through_as_the_command_writes_them(tmp_path):
     assert banded.plan["bands"] == cli["bands"]
     with pytest.raises(servesim.ConfigError):
         servesim.plan(CONFIG, **ARGS, bands=True, band_draws=2)
+
+
+def test_split_passes_through_as_the_command_writes_it(tmp_path):
+    split = servesim.plan(CONFIG, **ARGS, split=[1024])
+    subprocess.run([str(BUILD / "tools" / "plan"), str(CONFIG), "--gpus", "h100,h200",
+                    "--slo", "ttft_p99_ms=3000", "--tp", "1", "--max-gpus", "4",
+                    "--set", "workload.num_requests=200", "--out", str(tmp_path), "-q",
+                    "--no-plots", "--split", "1024"], check=True)
+    cli = json.loads((tmp_path / "split.json").read_text())
+    assert split.split is not None
+    assert split.split["thresholds"] == cli["thresholds"]
+    assert split.split["pick"] == cli["pick"]
+    assert servesim.plan(CONFIG, **ARGS).split is None

@@ -237,6 +237,9 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
                                 {"zero_output_rows_raised_to_1", wc.zero_output_rows},
                                 {"error_rows", wc.error_rows},
                                 {"clipped_to_max_tokens", wc.clipped_to_max_tokens}};
+  if (wc.prompt_filter) {
+    summary["workload_counts"]["left_out_by_prompt_tokens"] = wc.left_out_by_prompt_tokens;
+  }
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
   if (!bands.is_null()) summary["bands"] = bands;
   if (window) summary["steady_state"] = window->summary();

@@ -118,6 +118,9 @@ std::string format_summary_table(const nlohmann::json& s) {
     add("zero_output_rows_raised_to_1", "rows with output 0 raised to 1");
     add("error_rows", "has_error rows replayed");
     add("clipped_to_max_tokens", "requests clipped to max_tokens");
+    if (c.contains("left_out_by_prompt_tokens")) {
+      add("left_out_by_prompt_tokens", "requests outside workload.prompt_tokens left out");
+    }
     if (!parts.empty()) out += fmt::format("workload   {}\n", fmt::join(parts, ", "));
   }
   for (const auto& p : s.value("provenance", nlohmann::json::array())) {

@@ -65,6 +65,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(servesim::kMinBandDraws, servesim::kMaxBandDraws));
   app.add_option("--error-model", o.error_model,
                  "Error model of --bands (default data/measured/error_model.yaml)");
+  app.add_option("--split", o.split,
+                 "THRESHOLDS: also plan two pools split by prompt length at each threshold "
+                 "(tokens), each for its own requests, and pick the cheaper of split and one pool")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 30));
   bool no_plots = false;
   app.add_flag("--no-plots", no_plots, "Make no plot (it needs python3-matplotlib)");
   app.add_flag("--quiet,-q", o.quiet, "Print nothing but errors");

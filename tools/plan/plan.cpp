@@ -25,6 +25,7 @@
 #include "tools/common/run_config_loader.hpp"
 #include "tools/common/run_executor.hpp"
 #include "tools/plan/plan_bands.hpp"
+#include "tools/plan/plan_split.hpp"
 #include "tools/sweep/grid.hpp"
 #include "tools/sweep/parallel_items.hpp"
 #include "tools/sweep/point_metrics.hpp"
@@ -672,6 +673,7 @@ class Planner {
 }  // namespace
 
 PlanReport run_plan(const PlanOptions& options) {
+  if (!options.split.empty()) return run_split_plan(options);
   Planner planner(options);
   return planner.run();
 }

@@ -31,7 +31,10 @@ struct PlanOptions {
   // meets every SLO (plan.json "bands"). Off: the plan is unchanged.
   bool bands = false;
   int band_draws = 5;
-  std::string error_model;           // set: --bands with this error model
+  std::string error_model;  // set: --bands with this error model
+  // --split: also plan two length-split pools at each of these prompt-length thresholds
+  // (tools/plan/plan_split.hpp); empty: one pool only.
+  std::vector<int> split;
   std::ostream* progress = nullptr;  // where the progress bar goes (the command's stderr), or none
   // Once set (a signal, Python's Ctrl-C), fleets not yet run are skipped and running runs stop;
   // neither meets (its metrics are NaN), and the files say so (PlanReport::complete false).
