@@ -6,13 +6,14 @@ import os
 from . import _servesim
 
 
-def schema():
+def schema(speculative=False):
     """The columns of Result.requests and Result.steps (and of requests.h5 / steps.h5).
 
     {"requests": [(name, numpy type, unit, description), ...], "steps": [...]}; unit "" for
-    counts and ids.
+    counts and ids. speculative=True: the requests of a run with a `speculative:` section, which
+    end with spec_steps and spec_accepted_tokens.
     """
-    return _servesim.schema()
+    return _servesim.schema(speculative)
 
 
 class Result:
@@ -55,7 +56,8 @@ class Result:
         import pandas as pd
 
         df = pd.DataFrame(getattr(self, table))
-        df.attrs["units"] = {name: unit for name, _, unit, _ in schema()[table]}
+        fields = schema("speculative" in self.summary)[table]
+        df.attrs["units"] = {name: unit for name, _, unit, _ in fields}
         return df
 
     def __repr__(self):

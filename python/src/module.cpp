@@ -45,6 +45,7 @@ py::tuple simulate(py::handle config, py::handle overrides, std::optional<std::u
   {
     const py::gil_scoped_release nogil;
     BuiltRun run = build_run(cfg);
+    records->set_speculative(run.speculation != nullptr);
     const std::optional<std::int64_t> total = run.workload->expected_requests();
     RunOptions options;
     options.write_outputs = out_dir.has_value();
@@ -105,6 +106,6 @@ PYBIND11_MODULE(_servesim, m) {
   sp::bind_rank(m);
   m.def("step_time", &sp::step_time, py::arg("gpu"), py::arg("model"), py::arg("tp"),
         py::arg("batch"), py::arg("cost_model"), py::arg("replica"), py::arg("scheduler"));
-  m.def("schema", &sp::record_schema);
+  m.def("schema", &sp::record_schema, py::arg("speculative") = false);
   m.attr("__version__") = std::string(servesim::servesim_version());
 }

@@ -82,16 +82,16 @@ void RecordCollector::sort_requests() {
 }
 
 py::object RecordCollector::requests_array() const {
-  return packed_array(requests_, request_record_fields());
+  return packed_array(requests_, request_record_fields(speculative_));
 }
 
 py::object RecordCollector::steps_array() const {
   return packed_array(steps_, step_record_fields());
 }
 
-py::dict record_schema() {
+py::dict record_schema(bool speculative) {
   py::dict out;
-  out["requests"] = schema_of(request_record_fields());
+  out["requests"] = schema_of(request_record_fields(speculative));
   out["steps"] = schema_of(step_record_fields());
   return out;
 }

@@ -187,3 +187,15 @@ def test_sensitivity_gives_the_clis_gains(tmp_path):
     assert r.summary["sensitivity"]["gain"]["ttft"]["p99"] is not None
     with pytest.raises(ValueError, match="sensitivity"):
         servesim.simulate(CONFIG, sensitivity=80)
+
+
+def test_a_speculative_run_has_the_speculative_columns():
+    config = CONFIG.parent / "h100_speculative_llama3_8b.yaml"
+    r = servesim.simulate(config, overrides={"workload.num_requests": 60})
+    names = [name for name, _, _, _ in servesim.schema(speculative=True)["requests"]]
+    assert list(r.requests.dtype.names) == names
+    assert names[-2:] == ["spec_steps", "spec_accepted_tokens"]
+    spec = r.summary["speculative"]
+    assert int(r.requests["spec_steps"].sum()) == spec["verify_steps"]
+    assert int(r.requests["spec_accepted_tokens"].sum()) == spec["accepted_tokens"]
+    assert r.to_pandas().attrs["units"]["spec_accepted_tokens"] == "tokens"
