@@ -233,20 +233,27 @@ void Engine::try_start(Replica& replica, SimTime now) {
       drafts_.push_back(DraftSlot{r.computed, entry.draft_tokens});
     } else {
       shape_.prefills.push_back(PrefillChunk{entry.tokens, r.computed});
+      // The drafter reads real prefill chunks too (cleared where the step is priced).
+      if (speculation_ != nullptr) draft_prefills_.push_back(shape_.prefills.back());
       prefill_tokens += entry.tokens;
       if (r.first_scheduled < 0) r.first_scheduled = now;
     }
     r.in_flight = true;
   }
   StepCost cost;
-  if (verifies == 0) {
-    cost = cost_model_.step(shape_, replica.spec);
-  } else {
-    if (speculation_ == nullptr) {
+  if (speculation_ == nullptr) {
+    if (verifies > 0) {
       throw std::logic_error("a scheduler verified draft tokens in a run without speculation");
     }
-    const auto real_prefills = static_cast<std::int32_t>(shape_.prefills.size()) - verifies;
-    cost = speculation_->step(cost_model_, shape_, drafts_, real_prefills > 0, replica.spec);
+    cost = cost_model_.step(shape_, replica.spec);
+  } else {
+    cost = verifies == 0 && draft_prefills_.empty()
+               ? cost_model_.step(shape_, replica.spec)
+               : speculation_->step(
+                     cost_model_, shape_,
+                     std::span<const DraftSlot>(drafts_.data(), static_cast<std::size_t>(verifies)),
+                     draft_prefills_, replica.spec);
+    draft_prefills_.clear();
   }
   const SimTime duration = cost.total_ns > 0 ? cost.total_ns : 1;
   // Steps end in the order they started (a later one waits for the stages ahead of it).

@@ -151,6 +151,7 @@ class Engine {
   BatchShape shape_;
   const Speculation* speculation_ = nullptr;
   std::vector<DraftSlot> drafts_;  // the speculating requests of the step being priced (scratch)
+  std::vector<PrefillChunk> draft_prefills_;  // its real prefill chunks, with speculation (scratch)
   EngineTotals totals_;
   RequestId next_id_ = 0;
   SimTime last_arrival_ = 0;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/hardware/memory_planner.hpp"
+
 namespace servesim {
 
 Speculation::Speculation(SpeculativeConfig config, const ModelSpec* draft_model, std::uint64_t seed)
@@ -48,10 +50,11 @@ void add_pass(StepCost& total, const StepCost& pass, double scale_layers, double
 }  // namespace
 
 StepCost Speculation::step(const CostModel& model, const BatchShape& shape,
-                           std::span<const DraftSlot> drafts, bool has_prefill,
+                           std::span<const DraftSlot> drafts,
+                           std::span<const PrefillChunk> prefills,
                            const ReplicaSpec& replica) const {
   StepCost cost;
-  if (!has_prefill && replica.cuda_graphs &&
+  if (prefills.empty() && replica.cuda_graphs &&
       replica.cuda_graph_mode == CudaGraphMode::kDecodeOnly) {
     ReplicaSpec graphed = replica;
     graphed.cuda_graph_mode = CudaGraphMode::kPiecewise;
@@ -73,7 +76,38 @@ StepCost Speculation::step(const CostModel& model, const BatchShape& shape,
     if (pass.empty()) break;
     add_pass(cost, model.step(pass, drafter), layer_scale, 1.0);
   }
+  if (!prefills.empty()) {
+    pass.clear();
+    pass.prefills.assign(prefills.begin(), prefills.end());
+    add_pass(cost, model.step(pass, drafter), layer_scale, 1.0);
+  }
   return cost;
+}
+
+Speculation::Memory Speculation::memory(const ReplicaSpec& replica, double gpu_memory_utilization,
+                                        std::int32_t block_size,
+                                        std::int32_t max_num_batched_tokens,
+                                        std::int32_t max_num_seqs) const {
+  Memory out;
+  if (config_.method == SpeculativeMethod::kDraft) {
+    // The draft model whole on every GPU of the replica's first stage, at its TP degree.
+    ReplicaSpec drafter = replica;
+    drafter.model = draft_model_;
+    drafter.pp = 1;
+    const MemoryPlan p = plan_kv_memory(drafter, gpu_memory_utilization, block_size,
+                                        max_num_batched_tokens, max_num_seqs);
+    out.weight_bytes = p.weight_bytes;
+    out.block_bytes = p.block_bytes;
+    return out;
+  }
+  const ModelSpec& m = *replica.model;
+  const MemoryPlan p = plan_kv_memory(replica, gpu_memory_utilization, block_size,
+                                      max_num_batched_tokens, max_num_seqs);
+  const int layers = pp_stage_layers(m.num_layers, replica.pp)[static_cast<std::size_t>(p.stage)];
+  out.weight_bytes =
+      config_.draft_layers * m.layer_params(false) * replica.weight_bytes_per_param() / replica.tp;
+  out.block_bytes = p.block_bytes / std::max(1, layers) * config_.draft_layers;
+  return out;
 }
 
 }  // namespace servesim

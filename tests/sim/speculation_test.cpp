@@ -96,10 +96,11 @@ TEST_CASE("With acceptance rate 1 each decode step emits k + 1 tokens until the 
   // The prefill's token, then 4 + 4 (9 of 10), then a plain decode: one token left, no drafts.
   REQUIRE(chunks.by_request.size() == 1);
   CHECK(chunks.by_request[0] == std::vector<std::int32_t>{1, 4, 4, 1});
-  // Prefill 1 ms; a verify: 4 tokens × 10 µs + 3 head passes of a tenth of a 5 ms decode each
-  // = 1.54 ms; the last decode 5 ms.
+  // Prefill 1 ms plus the head's pass over the prompt, a tenth of it: 1.1 ms; a verify: 4
+  // tokens × 10 µs + 3 head passes of a tenth of a 5 ms decode each = 1.54 ms; the last decode
+  // 5 ms.
   CHECK(chunks.times ==
-        std::vector<SimTime>{ms_to_sim(1), ms_to_sim(2.54), ms_to_sim(4.08), ms_to_sim(9.08)});
+        std::vector<SimTime>{ms_to_sim(1.1), ms_to_sim(2.64), ms_to_sim(4.18), ms_to_sim(9.18)});
   CHECK(t.spec_steps == 2);
   CHECK(t.spec_drafted == 6);
   CHECK(t.spec_accepted == 6);
@@ -186,9 +187,37 @@ TEST_CASE("A draft model's passes are priced with the draft model, the verify as
   BatchShape shape;
   shape.prefills.push_back(PrefillChunk{3, 100});
   const std::vector<DraftSlot> drafts{{100, 2}};
-  const StepCost c = s.step(f.cost, shape, drafts, false, f.fleet[0]->spec);
+  const StepCost c = s.step(f.cost, shape, drafts, {}, f.fleet[0]->spec);
   // The verify: 3 tokens × 10 µs; two draft decodes of 5 ms (the fixed model ignores the model).
   CHECK(c.total_ns == 30'000 + 2 * 5'000'000);
+}
+
+TEST_CASE("The drafter reads a step's real prefill chunks: a draft model in full, heads by layers",
+          "[speculation]") {
+  Fixture f(2);
+  ModelSpec draft;
+  draft.name = "draft";
+  const Speculation by_model(parse_spec("{method: draft, draft_model: draft, "
+                                        "num_speculative_tokens: 2, acceptance_rate: 1}"),
+                             &draft, 1);
+  const Speculation by_heads(
+      parse_spec("{method: mtp, num_speculative_tokens: 2, acceptance_rate: 1}"), nullptr, 1);
+  BatchShape shape;
+  shape.prefills.push_back(PrefillChunk{100, 0});  // a real prefill of 100 tokens
+  shape.prefills.push_back(PrefillChunk{3, 200});  // a verify of two drafts
+  const std::vector<DraftSlot> drafts{{200, 2}};
+  const std::vector<PrefillChunk> prompts{{100, 0}};
+  const StepCost target = f.cost.step(shape, f.fleet[0]->spec);
+  const StepCost without = by_model.step(f.cost, shape, drafts, {}, f.fleet[0]->spec);
+  const StepCost with = by_model.step(f.cost, shape, drafts, prompts, f.fleet[0]->spec);
+  // The target's 103 tokens, two draft decodes, and the draft model's pass over the 100-token
+  // prompt chunk (the fixed model prices every model alike).
+  CHECK(target.total_ns == 103 * 10'000);
+  CHECK(without.total_ns == target.total_ns + 2 * 5'000'000);
+  CHECK(with.total_ns == without.total_ns + 100 * 10'000);
+  // One MTP head layer of the 10: a tenth of each drafter pass.
+  const StepCost heads = by_heads.step(f.cost, shape, drafts, prompts, f.fleet[0]->spec);
+  CHECK(heads.total_ns == target.total_ns + 2 * 500'000 + 100 * 1'000);
 }
 
 TEST_CASE("KvCache::shrink frees trailing blocks beyond the tokens kept", "[speculation]") {

@@ -115,4 +115,18 @@ TEST_CASE("bad speculative input is an error naming where it is", "[speculative]
       Catch::Contains("speculative.acceptance_rate"));
 }
 
+TEST_CASE("the drafter's weights and KV come off the replica's KV cache", "[speculative]") {
+  const auto blocks = [](const fs::path& dir) {
+    return read_json(dir / "summary.json")["replicas"][0]["kv_blocks"].get<double>();
+  };
+  const double plain = blocks(run_ok("spec_mem_plain", {plain_config()}));
+  const double draft = blocks(run_ok("spec_mem_draft", {kSpeculative}));
+  const double eagle = blocks(run_ok("spec_mem_eagle", {eagle_config()}));
+  // Llama-3.2-1B beside Llama-3.1-8B on an H100: its 16 layers of 8 × 64 KV heads add a quarter
+  // to each 2 MiB block and its 2.3 GiB of weights come off the 56 GiB free; one EAGLE layer
+  // adds 1/32 to each block and about 0.4 GiB of weights.
+  CHECK(draft / plain == Approx((1 - 2.30 / 56.0) / 1.25).epsilon(0.01));
+  CHECK(eagle / plain == Approx((1 - 0.41 / 56.0) / (1 + 1.0 / 32)).epsilon(0.01));
+}
+
 }  // namespace servesim::test

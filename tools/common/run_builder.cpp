@@ -1,5 +1,7 @@
 #include "tools/common/run_builder.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "costmodels/analytical/engine_profile.hpp"
@@ -35,6 +37,21 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   if (engine && engine->async_scheduling && chunked_prefill(config.scheduler, base_options) &&
       !config.scheduler.has("async_scheduling")) {
     base_options.async_scheduling = *engine->async_scheduling;
+  }
+  if (config.speculative) {
+    const SpeculativeConfig& s = *config.speculative;
+    const ModelSpec* draft = nullptr;
+    if (s.method == SpeculativeMethod::kDraft) {
+      // The draft model runs on the target's GPUs with its TP degree (vLLM's default).
+      const ConfigNode at = s.node.at("draft_model");
+      draft = &run.catalog->model(s.draft_model, at);
+      for (const auto& g : config.replicas) {
+        if (const std::string why = draft->tp_problem(g.tp); !why.empty()) {
+          at.fail(fmt::format("draft model {} cannot run at tp {}: {}", draft->name, g.tp, why));
+        }
+      }
+    }
+    run.speculation = std::make_unique<Speculation>(s, draft, derive_seed(config.seed, 4));
   }
   ReplicaId next_id = 0;
   for (const auto& g : config.replicas) {
@@ -134,6 +151,21 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
             plan.gpu_bytes / kGiB, options.gpu_memory_utilization));
       }
       blocks = plan.num_blocks;
+      if (run.speculation) {
+        // The drafter's weights come off the free memory, and each block also holds its KV.
+        const Speculation::Memory d =
+            run.speculation->memory(spec, options.gpu_memory_utilization, options.block_size,
+                                    first->token_budget(), options.max_num_seqs);
+        const double free = options.gpu_memory_utilization * plan.gpu_bytes - plan.weight_bytes -
+                            plan.activation_bytes - d.weight_bytes;
+        blocks = static_cast<std::int64_t>(std::floor(free / (plan.block_bytes + d.block_bytes)));
+        if (blocks <= 0) {
+          config.speculative->node.fail(fmt::format(
+              "the drafter does not fit beside {} on {} (its weights {:.1f} GiB per GPU leave no "
+              "room for one KV block; expected a smaller draft model or more GPUs)",
+              spec.model->name, spec.gpu->name, d.weight_bytes / 1073741824.0));
+        }
+      }
     }
     if (blocks * options.block_size < options.max_model_len) {
       // vLLM refuses to start when one request of max_model_len could not fit the KV cache.
@@ -156,21 +188,6 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
       run.fleet.back()->group = static_cast<int>(&g - config.replicas.data());
       if (g.batches_in_flight > 0) run.fleet.back()->max_in_flight = g.batches_in_flight;
     }
-  }
-  if (config.speculative) {
-    const SpeculativeConfig& s = *config.speculative;
-    const ModelSpec* draft = nullptr;
-    if (s.method == SpeculativeMethod::kDraft) {
-      // The draft model runs on the target's GPUs with its TP degree (vLLM's default).
-      const ConfigNode at = s.node.at("draft_model");
-      draft = &run.catalog->model(s.draft_model, at);
-      for (const auto& g : config.replicas) {
-        if (const std::string why = draft->tp_problem(g.tp); !why.empty()) {
-          at.fail(fmt::format("draft model {} cannot run at tp {}: {}", draft->name, g.tp, why));
-        }
-      }
-    }
-    run.speculation = std::make_unique<Speculation>(s, draft, derive_seed(config.seed, 4));
   }
   run.router = make_router(config.router, derive_seed(config.seed, 1));
   if (config.disaggregated()) {
