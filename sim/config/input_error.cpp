@@ -94,6 +94,14 @@ void make_output_folder(const std::string& dir, std::string_view who) {
   }
 }
 
+std::string display_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec || !std::filesystem::path(path).is_absolute()) return path;
+  const std::filesystem::path rel = std::filesystem::path(path).lexically_relative(cwd);
+  return !rel.empty() && *rel.begin() != ".." ? rel.string() : path;
+}
+
 std::string absolute_path(const std::filesystem::path& path) {
   std::error_code ec;
   const std::filesystem::path a = std::filesystem::absolute(path, ec);

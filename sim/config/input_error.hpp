@@ -49,4 +49,8 @@ void make_output_folder(const std::string& dir, std::string_view who);
 // `path` made absolute and normal, or as given when the working folder cannot be read.
 std::string absolute_path(const std::filesystem::path& path);
 
+// An absolute `path` inside the working folder as relative to it (what a person reads in a
+// report: data/measured/error_model.yaml); any other path as given.
+std::string display_path(const std::string& path);
+
 }  // namespace servesim

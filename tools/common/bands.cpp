@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
+#include "sim/config/input_error.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/output/metrics.hpp"
 
@@ -179,7 +180,7 @@ std::string format_bands(const nlohmann::json& b) {
   }
   std::string out = fmt::format(
       "bands      80% step-pricing band over {} draws (value [low, high]); error model {}\n",
-      b["draws"].get<std::size_t>(), b["error_model"].get<std::string>());
+      b["draws"].get<std::size_t>(), display_path(b["error_model"].get<std::string>()));
   for (const char* m : {"ttft", "tbt", "tpot", "e2e"}) {
     const auto& x = b["latency_ms"][m];
     out += fmt::format("  {:<5} ms  p50 {}  p90 {}  p99 {}\n", m, band_text(x["p50"], 2),

@@ -17,11 +17,7 @@ Prices::Prices(const std::string& file, const std::vector<std::string>& override
     doc.require_map("a price file {source, currency, usd_per_gpu_hour}");
     doc.check_keys({"source", "currency", "usd_per_gpu_hour"});
     // As given, or relative to the working folder when it lies inside it (the default file).
-    const auto rel =
-        std::filesystem::path(file).lexically_relative(std::filesystem::current_path());
-    source_ = !rel.empty() && *rel.begin() != ".." && std::filesystem::path(file).is_absolute()
-                  ? rel.string()
-                  : file;
+    source_ = display_path(file);
     if (doc.has("currency") && doc.get_string("currency") != "USD") {
       doc.at("currency").fail("expected USD (the planner compares one currency)");
     }

@@ -289,7 +289,7 @@ class Planner {
     if (!std::isfinite(v)) return "n/a";
     if (o_.objective == "cost") return fmt::format("${:.2f}/h", v);
     if (o_.objective == "power") return fmt::format("{:.0f} W", v);
-    return fmt::format("{:.0f} GPUs", v);
+    return fmt::format("{:.0f} GPU{}", v, v == 1 ? "" : "s");
   }
 
   // What a failing fleet misses: each broken bound with its value.
@@ -537,8 +537,10 @@ class Planner {
     }
     if (const Point* pick = this->pick()) {
       const auto& p = doc["pick"];
-      out += fmt::format("pick       {}: {} GPUs, {}", fleet(*pick), pick->gpus,
-                         objective_text(pick->objective));
+      out += o_.objective == "gpus"
+                 ? fmt::format("pick       {}: {}", fleet(*pick), objective_text(pick->objective))
+                 : fmt::format("pick       {}: {} GPUs, {}", fleet(*pick), pick->gpus,
+                               objective_text(pick->objective));
       if (!p["usd_per_million_output_tokens"].is_null()) {
         out += fmt::format(", ${:.3f} per million output tokens",
                            p["usd_per_million_output_tokens"].get<double>());

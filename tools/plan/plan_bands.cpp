@@ -7,6 +7,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "sim/config/input_error.hpp"
 #include "sim/util/sample_stats.hpp"
 #include "tools/common/bands.hpp"
 #include "tools/sweep/point_metrics.hpp"
@@ -142,12 +143,13 @@ std::string format_plan_bands(const nlohmann::json& b) {
       why.push_back(fmt::format("{} cheaper fleet{} meet{} in some", cheaper,
                                 cheaper == 1 ? "" : "s", cheaper == 1 ? "s" : ""));
     }
-    out += why.empty() ? fmt::format(
-                             "  clear    the pick meets in every draw and no cheaper fleet in "
-                             "any (error model {})\n",
-                             b["error_model"].get<std::string>())
-                       : fmt::format("  near tie {} of the draws (error model {})\n",
-                                     fmt::join(why, "; "), b["error_model"].get<std::string>());
+    out += why.empty()
+               ? fmt::format(
+                     "  clear    the pick meets in every draw and no cheaper fleet in "
+                     "any (error model {})\n",
+                     display_path(b["error_model"].get<std::string>()))
+               : fmt::format("  near tie {} of the draws (error model {})\n", fmt::join(why, "; "),
+                             display_path(b["error_model"].get<std::string>()));
   }
   return out;
 }
