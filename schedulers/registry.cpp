@@ -12,6 +12,7 @@
 #include "schedulers/router/least_outstanding_router.hpp"
 #include "schedulers/router/least_prefill_router.hpp"
 #include "schedulers/router/length_split_router.hpp"
+#include "schedulers/router/lora_affinity_router.hpp"
 #include "schedulers/router/power_aware_router.hpp"
 #include "schedulers/router/prefix_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
@@ -101,6 +102,7 @@ const std::vector<RouterEntry>& router_entries() {
       {"least_outstanding", {true, true, false, false}, make_plain<LeastOutstandingRouter>},
       {"least_prefill_tokens", {true, false, false, false}, make_plain<LeastPrefillRouter>},
       {"length_split", {true, false, false, false}, make_parsed<LengthSplitRouter>},
+      {"lora_affinity", {true, false, false, false}, make_parsed<LoraAffinityRouter>},
       {"most_free_kv",
        {false, true, false, false},
        [](const ConfigNode& n, std::uint64_t) -> std::unique_ptr<Router> {

@@ -11,6 +11,7 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/config/suggest.hpp"
+#include "workloads/lora_adapter_workload.hpp"
 #include "workloads/mooncake_workload.hpp"
 #include "workloads/prompt_filter.hpp"
 #include "workloads/synthetic_workload.hpp"
@@ -439,6 +440,9 @@ WorkloadCounts workload_counts(const Workload& workload) {
   }
   if (const auto* t = dynamic_cast<const TraceWorkload*>(&workload)) return t->counts();
   if (const auto* s = dynamic_cast<const SyntheticWorkload*>(&workload)) return s->counts();
+  if (const auto* l = dynamic_cast<const LoraAdapterWorkload*>(&workload)) {
+    return workload_counts(l->inner());
+  }
   return {};
 }
 

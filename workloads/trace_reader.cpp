@@ -59,6 +59,7 @@ TraceReader::TraceReader(std::string path, TraceFormat format) : csv_(std::move(
       break;
   }
   if (csv_.has_column("slo_class")) slo_col_ = csv_.column("slo_class", "");
+  if (csv_.has_column("adapter")) adapter_col_ = csv_.column("adapter", "");
 }
 
 TraceReader TraceReader::lengths_only(std::string path) {
@@ -149,6 +150,16 @@ bool TraceReader::next(TraceRow& row) {
     row.slo_class = csv_.field(slo_col_);
   } else {
     row.slo_class.clear();
+  }
+  row.adapter = -1;
+  if (adapter_col_ != kNoColumn) {
+    const std::string_view a = csv_.field(adapter_col_);
+    if (!a.empty() && a != "-1") {
+      const auto id = parse_token_count(a);
+      if (!id)
+        csv_.fail_field(adapter_col_, "an adapter id ≥ 0, or -1 or nothing for the base model");
+      row.adapter = *id;
+    }
   }
   ++counts_.rows;
   return true;

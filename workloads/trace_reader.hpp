@@ -31,6 +31,9 @@ struct TraceRow {
   bool zero_prompt = false;  // the file said 0 prompt tokens
   bool zero_output = false;  // the file said 0 output tokens
   std::string slo_class;     // the optional slo_class column (a class name; "" = none given)
+  // The optional adapter column (multi-LoRA): a whole adapter id ≥ 0, or -1 or an empty field for
+  // the base model; -1 without the column.
+  std::int32_t adapter = -1;
 };
 
 // What a reader has seen so far.
@@ -64,6 +67,11 @@ class TraceReader {
   [[noreturn]] void fail_slo_class(const std::string& expected) const {
     csv_.fail_field(slo_col_, expected);
   }
+  // Whether the file has an adapter column; fails on the row last read, at its adapter field.
+  bool has_adapter() const { return adapter_col_ != kNoColumn; }
+  [[noreturn]] void fail_adapter(const std::string& expected) const {
+    csv_.fail_field(adapter_col_, expected);
+  }
   const std::string& path() const { return csv_.path(); }
   std::int64_t line() const { return csv_.line(); }
 
@@ -81,6 +89,7 @@ class TraceReader {
   std::size_t output_col_ = kNoColumn;
   std::size_t error_col_ = kNoColumn;
   std::size_t slo_col_ = kNoColumn;
+  std::size_t adapter_col_ = kNoColumn;
   std::optional<SimTime> origin_;  // date-time of the first row (azure)
   SimTime previous_ = 0;
   TraceCounts counts_;

@@ -127,6 +127,15 @@ std::optional<RequestSpec> TraceWorkload::next() {
     }
     spec.slo_class = static_cast<std::int32_t>(it - slo_classes_.begin());
   }
+  if (lora_adapters_ > 0) {
+    if (row.adapter >= lora_adapters_) {
+      reader_.fail_adapter(
+          fmt::format("an adapter id below lora.num_adapters ({}), or -1 or "
+                      "nothing for the base model",
+                      lora_adapters_));
+    }
+    spec.adapter = row.adapter;
+  }
   return spec;
 }
 

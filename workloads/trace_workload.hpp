@@ -72,6 +72,9 @@ class TraceWorkload final : public Workload {
   std::optional<RequestSpec> next() override;
   std::optional<std::int64_t> expected_requests() const override { return rows_; }
   void set_slo_classes(const std::vector<std::string>& names) override;
+  // With an adapter column: each row's adapter, checked against `count`.
+  void set_lora_adapters(std::int32_t count) override { lora_adapters_ = count; }
+  bool names_adapters() const override { return lora_adapters_ > 0 && reader_.has_adapter(); }
 
   // Rows the validating pass read (the whole file, or the first num_requests rows).
   std::int64_t rows() const { return rows_; }
@@ -91,6 +94,7 @@ class TraceWorkload final : public Workload {
   std::int64_t scale_den_ = 1;
   bool done_ = false;
   std::vector<std::string> slo_classes_;  // the run's SLO class names (set_slo_classes)
+  std::int32_t lora_adapters_ = 0;        // the run's adapters (set_lora_adapters); 0: none
 };
 
 }  // namespace servesim

@@ -25,11 +25,15 @@ void OrcaScheduler::next_batch(SimTime /*now*/, KvCache& kv, Batch& batch) {
     }
   }
   while (!waiting_.empty() && static_cast<std::int32_t>(running_.size()) < options_.max_num_seqs) {
+    if (lora_ != nullptr && !lora_ready_front()) break;
     Request* r = waiting_.front();
     const std::int32_t tokens = r->pending_tokens();
-    if (tokens > budget && !batch.empty()) break;
     // Orca reserves the request's whole life at admission: it never grows or preempts.
-    if (!kv.grow(r->kv_blocks, r->spec.peak_kv_tokens())) break;
+    if ((tokens > budget && !batch.empty()) || !kv.grow(r->kv_blocks, r->spec.peak_kv_tokens())) {
+      if (lora_ != nullptr) lora_restore_front();
+      break;
+    }
+    if (lora_ != nullptr) lora_admitted(r, batch);
     admit_head();
     schedule_prefill(batch, r, tokens, kv);
     budget -= tokens;

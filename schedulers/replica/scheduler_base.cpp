@@ -56,6 +56,7 @@ void SchedulerBase::preempt(Request* r, KvCache& kv, Batch& batch) {
                       r->kv_shared);
   }
   free_kv(r, kv);
+  lora_left(r);
   r->computed = 0;
   ++r->preemptions;
   ++batch.preempted;
@@ -82,7 +83,7 @@ void SchedulerBase::admit_head() {
   waiting_.pop_front();
 }
 
-bool SchedulerBase::admit_head_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole) {
+bool SchedulerBase::admit_front_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole) {
   Request* r = waiting_.front();
   std::int64_t hits = 0;
   std::int64_t queried = 0;
@@ -144,6 +145,7 @@ void SchedulerBase::complete_batch(const Batch& batch, std::span<Request* const>
   // until it is sent.
   for (Request* r : finished) {
     if (!r->hand_off) release_finished(r, kv);
+    lora_left(r);
   }
   running_.erase(
       std::remove_if(running_.begin(), running_.end(), [](const Request* r) { return r->done(); }),

@@ -31,6 +31,10 @@ class SchedulerBase : public ReplicaScheduler {
   std::int32_t token_budget() const override { return options_.max_num_batched_tokens; }
   std::int32_t seat_limit() const override { return options_.max_num_seqs; }
   const SchedulerOptions& options() const { return options_; }
+  bool attach_lora(LoraCache* cache) override {
+    lora_ = cache;
+    return true;
+  }
 
  protected:
   // Without chunking a whole prompt must fit one iteration: an unset budget becomes vLLM V0's
@@ -82,7 +86,27 @@ class SchedulerBase : public ReplicaScheduler {
   // remaining prompt when `whole`): reuses its cached prefix blocks (prefix caching), allocates
   // KV above the watermark, moves it to running and schedules it. False (nothing changed) when
   // the blocks are short or, with `whole`, the prompt exceeds the budget.
-  bool admit_head_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole);
+  // With LoRA, the head is first the earliest waiting request whose adapter gets a slot
+  // (lora_ready_front), and admitting it pins its adapter.
+  bool admit_head_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole) {
+    return lora_ == nullptr ? admit_front_into(batch, kv, budget, whole)
+                            : admit_lora_into(batch, kv, budget, whole);
+  }
+  // Multi-LoRA (schedulers/replica/scheduler_base_lora.cpp). As vLLM does, a waiting request
+  // whose adapter finds no GPU slot is passed over and the next one tried, the ones passed over
+  // keeping their places: lora_ready_front moves the earliest waiting request that can be
+  // admitted (base model, adapter on the GPU, or a slot to load it into) to the front and returns
+  // false when none can; lora_restore_front puts it back where it was.
+  bool lora_ready_front();
+  void lora_restore_front();
+  // Pins r's adapter on its admission and adds the load to the batch.
+  void lora_admitted(const Request* r, Batch& batch) {
+    if (r->spec.adapter >= 0) batch.lora_load_ns += lora_->acquire(r->spec.adapter);
+  }
+  // Unpins r's adapter when it leaves the running list (finished or preempted).
+  void lora_left(const Request* r) {
+    if (lora_ != nullptr && r->spec.adapter >= 0) lora_->release(r->spec.adapter);
+  }
   // What PrefillRole::release_handed_off and DecodeRole::accept_transferred do, for the kinds
   // that serve those roles.
   void release_transferred_kv(Request* r, KvCache& kv) { free_kv(r, kv); }
@@ -98,6 +122,12 @@ class SchedulerBase : public ReplicaScheduler {
   SchedulerOptions options_;
   std::deque<Request*> waiting_;
   std::vector<Request*> running_;
+  LoraCache* lora_ = nullptr;  // null without LoRA
+
+ private:
+  bool admit_front_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole);
+  bool admit_lora_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole);
+  std::size_t lora_moved_from_ = 0;  // where lora_ready_front took the front from
 };
 
 }  // namespace servesim

@@ -106,7 +106,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   root.require_map("a run configuration");
   root.check_keys({"name", "seed", "model", "replicas", "scheduler", "router", "decode_router",
                    "cluster", "cost_model", "workload", "slo", "output", "catalog", "config_dir",
-                   "speculative"});
+                   "speculative", "lora"});
   if (auto dir = root.find("config_dir")) {
     // Relative input paths resolve against this folder, not the file's: an output folder's
     // config.yaml names the folder of the config its run was read from.
@@ -238,6 +238,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     c.speculative = SpeculativeConfig::parse(*spec);
     c.output.speculative = true;
   }
+  if (auto lora = root.find("lora")) c.lora = LoraConfig::parse(*lora);
   if (auto cat = root.find("catalog")) {
     const auto base = std::filesystem::path(root.base_dir());
     auto add = [&](const ConfigNode& n) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/config/config_node.hpp"
+#include "sim/config/lora_config.hpp"
 #include "sim/config/speculative_config.hpp"
 #include "sim/hardware/link_network.hpp"
 #include "sim/hardware/replica_spec.hpp"
@@ -82,6 +83,8 @@ struct RunConfig {
   std::vector<std::string> catalog_dirs;  // extra catalog folders, searched first
   // Speculative decoding on every replica; absent: none.
   std::optional<SpeculativeConfig> speculative;
+  // Multi-LoRA serving on every replica; absent: requests are all on the base model.
+  std::optional<LoraConfig> lora;
 
   // Parses `document` (overrides already applied). `seed_override` wins over the file's seed.
   // A top-level `config_dir:` makes relative input paths resolve against that folder.

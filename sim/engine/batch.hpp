@@ -22,11 +22,14 @@ struct BatchEntry {
 struct Batch {
   std::vector<BatchEntry> entries;
   std::int32_t preempted = 0;  // requests preempted while forming this batch
+  // LoRA: time the adapter loads that admitting its requests took, which the step waits for.
+  SimTime lora_load_ns = 0;
 
   bool empty() const { return entries.empty(); }
   void clear() {
     entries.clear();
     preempted = 0;
+    lora_load_ns = 0;
   }
 };
 

@@ -12,11 +12,20 @@ struct PrefillChunk {
   std::int32_t context_before = 0;
 };
 
+// The tokens of one LoRA adapter in a step (multi-LoRA runs only).
+struct LoraSlice {
+  std::int32_t adapter = 0;
+  std::int32_t tokens = 0;
+};
+
 // What a cost model sees of one engine step. Invariant: every prefill has tokens ≥ 1; every
 // decode context is the number of tokens already cached (the new token attends to context + 1).
 struct BatchShape {
   std::vector<PrefillChunk> prefills;
   std::vector<std::int32_t> decode_contexts;
+  // Multi-LoRA runs: each distinct adapter of the step with its tokens (prefill and decode);
+  // empty otherwise. clear() leaves it: the engine fills it afresh in such runs.
+  std::vector<LoraSlice> lora;
 
   void clear() {
     prefills.clear();

@@ -240,6 +240,10 @@ void Engine::try_start(Replica& replica, SimTime now) {
     }
     r.in_flight = true;
   }
+  if (replica.lora != nullptr) {  // multi-LoRA: the step's adapters, for the cost model
+    collect_lora_slices(replica.batch, shape_.lora);
+    replica.lora->record_step(static_cast<std::int32_t>(shape_.lora.size()));
+  }
   StepCost cost;
   if (speculation_ == nullptr) {
     if (verifies > 0) {
@@ -255,6 +259,8 @@ void Engine::try_start(Replica& replica, SimTime now) {
                      draft_prefills_, replica.spec);
     draft_prefills_.clear();
   }
+  // Adapter loads are synchronous: the step waits for them.
+  if (replica.lora != nullptr) cost.total_ns += replica.batch.lora_load_ns;
   const SimTime duration = cost.total_ns > 0 ? cost.total_ns : 1;
   // Steps end in the order they started (a later one waits for the stages ahead of it).
   const SimTime end =

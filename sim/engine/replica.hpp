@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/engine/kv_cache.hpp"
+#include "sim/engine/lora_cache.hpp"
 #include "sim/engine/replica_scheduler.hpp"
 #include "sim/hardware/replica_spec.hpp"
 
@@ -47,6 +48,8 @@ struct Replica {
   int max_in_flight = 1;
   SimTime stage_free = -1;
   Batch batch;  // the step being formed (scratch)
+  // Its LoRA adapters (the run's `lora:` section); null without one.
+  std::unique_ptr<LoraCache> lora;
 
   Replica(ReplicaId id_in, const ReplicaSpec& spec_in, std::unique_ptr<ReplicaScheduler> sched,
           KvCache kv_in, std::int32_t max_len)

@@ -10,6 +10,7 @@
 #include "sim/engine/batch.hpp"
 #include "sim/engine/fleet_queue.hpp"
 #include "sim/engine/kv_cache.hpp"
+#include "sim/engine/lora_cache.hpp"
 #include "sim/engine/request.hpp"
 #include "sim/engine/time.hpp"
 
@@ -61,6 +62,10 @@ class ReplicaScheduler {
   // Most tokens one step may carry (the configured budget or this scheduler's default); the
   // memory planner reserves activations for it.
   virtual std::int32_t token_budget() const = 0;
+  // Multi-LoRA serving: admit requests only while their adapters get a slot of `cache` (which
+  // outlives the scheduler's use of it), and add the loads to the batch (Batch::lora_load_ns).
+  // False for a scheduler that cannot.
+  virtual bool attach_lora(LoraCache* /*cache*/) { return false; }
 };
 
 // Optional interface of a scheduler that serves the prefill side of prefill/decode

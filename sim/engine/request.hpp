@@ -43,6 +43,7 @@ struct RequestSpec {
   // Set (with prefix_group −1): the prompt's first prefix_tokens tokens are keyed by these block
   // hashes in the prefix cache instead of by a group. Null for every workload but hashed traces.
   std::shared_ptr<const PrefixHashes> hashes = nullptr;
+  std::int32_t adapter = -1;  // its LoRA adapter (the run's `lora:` section); -1: the base model
 
   // The most KV this request ever holds: the last output token is sampled but never fed back,
   // so its KV is never written (prompt + output − 1, as in vLLM; at least the prompt).

@@ -31,6 +31,12 @@ class Workload {
   // names a class per request (a trace's slo_class column) yields its index in
   // RequestSpec::slo_class and fails, naming file and line, on a name not in `names`.
   virtual void set_slo_classes(const std::vector<std::string>& /*names*/) {}
+  // Multi-LoRA runs, before the first next(): the run serves `count` adapters. A workload whose
+  // input names each request's adapter (a trace's `adapter` column) yields it in
+  // RequestSpec::adapter (-1: the base model), fails naming file and line on one outside
+  // [-1, count), and says so in names_adapters().
+  virtual void set_lora_adapters(std::int32_t /*count*/) {}
+  virtual bool names_adapters() const { return false; }
 };
 
 }  // namespace servesim

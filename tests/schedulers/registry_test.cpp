@@ -53,8 +53,8 @@ TEST_CASE("The registries list every scheduler and router kind", "[schedulers][r
   CHECK(replica_scheduler_kinds() == std::vector<std::string>{"edf", "orca", "sarathi", "vllm"});
   CHECK(router_kinds() == std::vector<std::string>{"cap_blind", "global_queue", "least_outstanding",
                                                    "least_prefill_tokens", "length_split",
-                                                   "power_aware", "prefix_aware", "random",
-                                                   "round_robin"});
+                                                   "lora_affinity", "power_aware", "prefix_aware",
+                                                   "random", "round_robin"});
   CHECK(decode_router_kinds() ==
         std::vector<std::string>{"least_outstanding", "most_free_kv", "random", "round_robin"});
 }

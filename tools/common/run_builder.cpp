@@ -9,6 +9,7 @@
 #include "schedulers/registry.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/memory_planner.hpp"
+#include "tools/common/lora_setup.hpp"
 #include "workloads/registry.hpp"
 
 namespace servesim {
@@ -208,6 +209,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     for (const SloClass& c : config.slo.classes()) classes.push_back(c.name);
   }
   run.workload->set_slo_classes(classes);
+  setup_lora(config, run);
   return run;
 }
 

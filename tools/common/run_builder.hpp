@@ -31,7 +31,7 @@ struct BuiltRun {
 BuiltRun build_run(const RunConfig& config, RunCache* cache = nullptr);
 
 // The seed of one part of a run (stream 0 workload, 1 router, 2 SLO draws, 3 decode router,
-// 4 speculative acceptance draws),
+// 4 speculative acceptance draws, 5 LoRA adapter draws),
 // independent of the others' (splitmix64 of the run's seed).
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream);
 

@@ -17,6 +17,7 @@
 #include "sim/util/fnv_hash.hpp"
 #include "sim/util/version.hpp"
 #include "tools/common/bands.hpp"
+#include "tools/common/lora_setup.hpp"
 #include "tools/common/run_config_loader.hpp"
 #include "workloads/registry.hpp"
 
@@ -245,6 +246,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   if (window) summary["steady_state"] = window->summary();
   if (run.speculation)
     summary["speculative"] = speculative_summary(*run.speculation, totals, metrics_summary);
+  if (run.config.lora) summary["lora"] = lora_summary(run.fleet, *run.config.lora);
   if (writers) {
     summary["outputs"] = writers->close();
     writers->commit(
