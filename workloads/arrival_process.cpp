@@ -26,6 +26,13 @@ void ArrivalProcess::begin_stage(const StagedArrivals& s, std::size_t index) {
   stage_log_rest_ = 0;
 }
 
+double DiurnalArrivals::rate_at(SimTime t) const {
+  constexpr double kTwoPi = 6.283185307179586;
+  const double peak_at = peak_hour / 24.0 * static_cast<double>(day);
+  const double phase = (static_cast<double>(t) - peak_at) / static_cast<double>(day);
+  return trough_qps + (peak_qps - trough_qps) * 0.5 * (1 + std::cos(kTwoPi * phase));
+}
+
 SimTime stages_end(const StagedArrivals& s) {
   SimTime end = 0;
   for (std::size_t i = 0; i < s.stages.size(); ++i)
@@ -72,6 +79,15 @@ SimTime ArrivalProcess::next() {
                    next_staged(s);
                    t = static_cast<double>(now_);
                  },
+                 [&](const DiurnalArrivals& d) {
+                   // Candidates in integer ns, so the rate is read where the arrival lands.
+                   double c = t;
+                   do {
+                     c = std::round(c + rng_.exponential(1e9 / d.peak_qps));
+                   } while (c <= static_cast<double>(kSimHorizon) &&
+                            rng_.uniform01() * d.peak_qps > d.rate_at(std::llround(c)));
+                   t = c;
+                 },
              },
              spec_);
   if (!(t <= static_cast<double>(kSimHorizon))) {
@@ -85,7 +101,7 @@ SimTime ArrivalProcess::next() {
 }
 
 std::string_view ArrivalProcess::kind() const {
-  static constexpr std::string_view kNames[] = {"poisson", "gamma", "static", "stages"};
+  static constexpr std::string_view kNames[] = {"poisson", "gamma", "static", "stages", "diurnal"};
   return kNames[spec_.index()];
 }
 

@@ -43,7 +43,21 @@ struct StagedArrivals {
 };
 // When the last stage ends: the durations and the gaps between stages, summed.
 SimTime stages_end(const StagedArrivals& s);
-using ArrivalSpec = std::variant<PoissonArrivals, GammaArrivals, StaticArrivals, StagedArrivals>;
+// A day-shaped Poisson process: rate(t) = trough + (peak − trough)·(1 + cos(2π(t − t_peak)/day))/2,
+// a cosine from trough_qps at t_peak ± day/2 to peak_qps at t_peak = peak_hour/24 · day. Time 0
+// is midnight. `day` is the simulated length of one day: 86,400 s is a real day, a shorter one
+// compresses the profile in time (the rates stay, so a compressed day holds fewer requests).
+// Drawn by thinning (Lewis and Shedler 1979): candidates at peak_qps, each kept with
+// probability rate(t)/peak_qps.
+struct DiurnalArrivals {
+  double peak_qps = 1;
+  double trough_qps = 0;  // in [0, peak_qps]
+  double peak_hour = 14;  // in [0, 24)
+  SimTime day = 86'400'000'000'000;
+  double rate_at(SimTime t) const;
+};
+using ArrivalSpec =
+    std::variant<PoissonArrivals, GammaArrivals, StaticArrivals, StagedArrivals, DiurnalArrivals>;
 
 // A synthetic arrival process: the k-th call returns the sum of k gaps (so the first arrival
 // comes one gap after the start), in integer ns. Random gaps are rounded to the nearest ns and

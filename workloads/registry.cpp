@@ -120,6 +120,21 @@ std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions op
   return std::make_unique<TraceWorkload>(read_file_path(trace), *format, rescale, options, seed);
 }
 
+ArrivalSpec parse_diurnal(const ConfigNode& arrival) {
+  arrival.check_keys({"kind", "peak_qps", "trough_qps", "peak_hour", "day_s"});
+  DiurnalArrivals d;
+  d.peak_qps = arrival.get_positive("peak_qps");
+  d.trough_qps = arrival.get_nonnegative("trough_qps", 0.0);
+  if (d.trough_qps > d.peak_qps) {
+    arrival.at("trough_qps")
+        .fail(fmt::format("expected at most peak_qps ({}), got {}", d.peak_qps, d.trough_qps));
+  }
+  d.peak_hour = arrival.get_nonnegative("peak_hour", 14.0);
+  if (d.peak_hour >= 24) arrival.at("peak_hour").fail("expected an hour in [0, 24)");
+  d.day = horizon_seconds(arrival, "day_s", arrival.get_positive("day_s", 86400.0));
+  return d;
+}
+
 ArrivalSpec parse_gamma(const ConfigNode& arrival) {
   arrival.check_keys({"kind", "qps", "cv"});
   const double cv = arrival.get_positive("cv");
@@ -317,9 +332,8 @@ const Entry& read_kind(const ConfigNode& section, std::string_view what,
 const std::vector<ArrivalEntry>& arrival_entries() {
   // Capabilities: ends on its own.
   static const std::vector<ArrivalEntry> entries{
-      {"gamma", {false}, parse_gamma},
-      {"poisson", {false}, parse_poisson},
-      {"stages", {true}, parse_stages},
+      {"diurnal", {false}, parse_diurnal}, {"gamma", {false}, parse_gamma},
+      {"poisson", {false}, parse_poisson}, {"stages", {true}, parse_stages},
       {"static", {false}, parse_static},
   };
   return entries;

@@ -106,7 +106,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   root.require_map("a run configuration");
   root.check_keys({"name", "seed", "model", "replicas", "scheduler", "router", "decode_router",
                    "cluster", "cost_model", "workload", "slo", "output", "catalog", "config_dir",
-                   "speculative", "lora"});
+                   "speculative", "lora", "autoscaling"});
   if (auto dir = root.find("config_dir")) {
     // Relative input paths resolve against this folder, not the file's: an output folder's
     // config.yaml names the folder of the config its run was read from.
@@ -239,6 +239,22 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     c.output.speculative = true;
   }
   if (auto lora = root.find("lora")) c.lora = LoraConfig::parse(*lora);
+  if (auto as = root.find("autoscaling")) {
+    c.autoscaling = AutoscalingConfig::parse(*as);
+    // The autoscaler adds and removes copies of one kind of replica, whole requests each.
+    if (c.replicas.size() != 1 || c.disaggregated()) {
+      as->fail(fmt::format(
+          "autoscaling scales a fleet of one mixed replica group, this fleet has {} group(s){} "
+          "(expected one group)",
+          c.replicas.size(), c.disaggregated() ? " with prefill and decode roles" : ""));
+    }
+    if (c.replicas[0].node.has("count")) {
+      c.replicas[0].node.at("count").fail(
+          "an autoscaled group has no count: autoscaling.initial_replicas, min_replicas and "
+          "max_replicas size it (expected no count)");
+    }
+    c.replicas[0].count = c.autoscaling->max_replicas;
+  }
   if (auto cat = root.find("catalog")) {
     const auto base = std::filesystem::path(root.base_dir());
     auto add = [&](const ConfigNode& n) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/autoscaling_config.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/config/lora_config.hpp"
 #include "sim/config/speculative_config.hpp"
@@ -85,6 +86,9 @@ struct RunConfig {
   std::optional<SpeculativeConfig> speculative;
   // Multi-LoRA serving on every replica; absent: requests are all on the base model.
   std::optional<LoraConfig> lora;
+  // A horizontal autoscaler over the fleet's one group, whose replicas are built max_replicas
+  // times; absent: a static fleet.
+  std::optional<AutoscalingConfig> autoscaling;
 
   // Parses `document` (overrides already applied). `seed_override` wins over the file's seed.
   // A top-level `config_dir:` makes relative input paths resolve against that folder.

@@ -62,10 +62,23 @@ EngineTotals Engine::run() {
     last_arrival_ = pending_->arrival;
     queue_.push(pending_->arrival, kArrival, 0);
   }
+  if (autoscaler_ != nullptr) {
+    index_routable();  // the largest request every replica can hold; the routable ones follow
+    routable_ = autoscaler_->active();
+    queue_.push(autoscaler_->config().interval, kAutoscale, 0);
+  }
   std::int64_t events = 0;
   while (!queue_.empty()) {
     const Event e = queue_.pop();
     if (e.kind == kTransfer && e.target != network_version_) continue;  // rescheduled since
+    if (e.kind >= kAutoscale) {  // the fleet's size changes; the run's end does not move
+      if (e.kind == kAutoscale) {
+        on_autoscale(e.time);
+      } else {
+        on_provisioned(static_cast<ReplicaId>(e.target), e.time);
+      }
+      continue;
+    }
     totals_.end_time = e.time;
     if (e.kind == kArrival) {
       on_arrivals(e.time);
@@ -80,10 +93,12 @@ EngineTotals Engine::run() {
     if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
       totals_.complete = false;
       totals_.peak_power_w = std::max(totals_.peak_power_w, fleet_power_w_);
+      if (autoscaler_ != nullptr) autoscaler_->finish(fleet_, totals_.end_time, totals_.arrived);
       if (progress_) progress_(totals_, totals_.end_time);
       return totals_;
     }
   }
+  if (autoscaler_ != nullptr) autoscaler_->finish(fleet_, totals_.end_time, totals_.arrived);
   if (totals_.arrived != totals_.finished + totals_.rejected) {
     throw std::logic_error(fmt::format(
         "simulation stalled: {} requests arrived, {} finished, {} rejected, {} waiting for a "
@@ -151,6 +166,7 @@ ReplicaId Engine::admit(const RequestSpec& spec, SimTime now) {
       spec.peak_kv_tokens() > routable_max_kv_tokens_) {
     eligible_.clear();  // it does not fit everywhere: the replicas that can hold it
     for (const auto& replica : fleet_) {
+      if (autoscaler_ != nullptr && !autoscaler_->is_active(replica->id)) continue;
       if (replica->role != ReplicaRole::kDecode && fits(*replica)) eligible_.push_back(replica->id);
     }
     eligible = &eligible_;
@@ -178,6 +194,10 @@ ReplicaId Engine::admit(const RequestSpec& spec, SimTime now) {
     return kRefused;
   }
   if (id == kQueued) return kQueued;  // the router holds it; a replica pulls it for a batch
+  if (autoscaler_ != nullptr && !autoscaler_->is_active(id)) {
+    throw std::logic_error(
+        fmt::format("router '{}' returned replica {}, which is not active", router_.name(), id));
+  }
   r->replica = id;
   fleet_[static_cast<std::size_t>(id)]->scheduler->enqueue(r, now);
   return id;
@@ -391,6 +411,7 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
     release(r);
   }
   try_start(replica, now);
+  if (autoscaler_ != nullptr) autoscaler_->release_if_drained(replica, now);
   // A decode step frees seats and KV; a prefill step may have handed requests off.
   if (handed_off || (replica.role == ReplicaRole::kDecode && !handoffs_.empty())) {
     drain_handoffs(now);
@@ -420,6 +441,38 @@ void Engine::set_disaggregation(Router& decode_router, const ClusterSpec& cluste
                                               decode ? "decode" : "prefill"));
     }
   }
+}
+
+void Engine::set_autoscaler(Autoscaler* autoscaler) {
+  if (decode_router_ != nullptr || router_.queue() != nullptr) {
+    throw std::invalid_argument(fmt::format(
+        "autoscaling needs a router that places each request on a replica (router '{}'{})",
+        router_.name(), decode_router_ != nullptr ? ", disaggregated" : " holds a fleet queue"));
+  }
+  if (fleet_.size() != static_cast<std::size_t>(autoscaler->config().max_replicas)) {
+    throw std::invalid_argument("an autoscaled fleet is built with max_replicas replicas");
+  }
+  autoscaler_ = autoscaler;
+}
+
+void Engine::on_autoscale(SimTime now) {
+  // Nothing left to arrive or to finish: the run ends here (run() closes the autoscaler).
+  if (!pending_ && totals_.arrived == totals_.finished + totals_.rejected) return;
+  started_.clear();
+  autoscaler_->evaluate(fleet_, now, totals_.arrived, started_);
+  for (const ReplicaId id : started_) {
+    queue_.push(now + autoscaler_->provisioning_delay(), kProvisioned, id);
+  }
+  for (const auto& replica : fleet_) autoscaler_->release_if_drained(*replica, now);
+  routable_ = autoscaler_->active();
+  queue_.push(now + autoscaler_->config().interval, kAutoscale, 0);
+}
+
+void Engine::on_provisioned(ReplicaId id, SimTime now) {
+  // A replica cancelled while it was provisioning (and maybe provisioning again) stays as it is.
+  if (!autoscaler_->activate(id, now)) return;
+  routable_ = autoscaler_->active();
+  try_start(*fleet_[static_cast<std::size_t>(id)], now);
 }
 
 double Engine::kv_bytes(const Request& r, const ReplicaSpec& spec) const {

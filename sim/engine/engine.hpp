@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/engine/autoscaler.hpp"
 #include "sim/engine/cost_model.hpp"
 #include "sim/engine/event_queue.hpp"
 #include "sim/engine/replica.hpp"
@@ -87,11 +88,25 @@ class Engine {
   // chunk. Without it every entry with draft tokens is an error. Call before run().
   void set_speculation(const Speculation* speculation) { speculation_ = speculation; }
   const LinkNetwork* network() const { return network_.get(); }
+  // Autoscaling (a fleet built with the autoscaler's max_replicas): routers are offered only the
+  // autoscaler's active replicas, and a router that returns another is an error; it evaluates
+  // every interval from time 0 until the run has nothing left; a provisioning replica becomes
+  // active after its delay, a draining one is released once it holds nothing. `autoscaler` must
+  // outlive the engine and be among its observers. Not with disaggregation or a router that holds
+  // requests in a fleet-level queue. Call before run().
+  void set_autoscaler(Autoscaler* autoscaler);
 
   EngineTotals run();
 
  private:
-  enum EventKind : std::int32_t { kArrival = 0, kStepEnd = 1, kTransfer = 2, kStageFree = 3 };
+  enum EventKind : std::int32_t {
+    kArrival = 0,
+    kStepEnd = 1,
+    kTransfer = 2,
+    kStageFree = 3,
+    kAutoscale = 4,
+    kProvisioned = 5
+  };
   struct Transfer {
     Request* request = nullptr;
     ReplicaId from = kNoReplica;
@@ -117,6 +132,9 @@ class Engine {
   void account_step(const Batch& batch, SimTime now);
   // Disaggregation: sends the head of the hand-off queue while a decode replica has room.
   void drain_handoffs(SimTime now);
+  // Autoscaling: one evaluation, and a provisioning replica's delay ending.
+  void on_autoscale(SimTime now);
+  void on_provisioned(ReplicaId id, SimTime now);
   void on_transfers(SimTime now);
   void schedule_network_event();
   double kv_bytes(const Request& r, const ReplicaSpec& spec) const;
@@ -160,6 +178,9 @@ class Engine {
   // instant never count twice.
   double fleet_power_w_ = 0;
   SimTime power_changed_at_ = -1;
+
+  Autoscaler* autoscaler_ = nullptr;  // set_autoscaler; null for a static fleet
+  std::vector<ReplicaId> started_;    // replicas that began provisioning (scratch)
 
   // Disaggregation (set_disaggregation); unused otherwise.
   Router* decode_router_ = nullptr;

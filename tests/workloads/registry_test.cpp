@@ -22,6 +22,7 @@ namespace {
 // A working section of every arrival kind.
 std::map<std::string, std::string> arrival_sections() {
   return {
+      {"diurnal", "{kind: diurnal, peak_qps: 8, trough_qps: 1, day_s: 60}"},
       {"gamma", "{kind: gamma, qps: 4, cv: 2}"},
       {"poisson", "{kind: poisson, qps: 4}"},
       {"stages", "{kind: stages, stages: [{rate: 4, duration_s: 10}, {rate: 8, duration_s: 10}]}"},
@@ -49,7 +50,8 @@ std::map<std::string, std::string> length_sections() {
 
 TEST_CASE("every arrival kind and length kind in the registry builds a working workload",
           "[workloads][registry]") {
-  CHECK(arrival_kinds() == std::vector<std::string>{"gamma", "poisson", "stages", "static"});
+  CHECK(arrival_kinds() ==
+        std::vector<std::string>{"diurnal", "gamma", "poisson", "stages", "static"});
   CHECK(length_kinds() == std::vector<std::string>{"conversation", "fixed", "shared_prefix_chat",
                                                    "trace", "uniform", "zipf"});
   const auto arrivals = arrival_sections();
@@ -170,7 +172,7 @@ TEST_CASE("unknown kinds and formats list the known values", "[workloads][bad-in
   CHECK_THAT(error_of("workload:\n  arrival: {kind: poison, qps: 2}\n  lengths: " + kFixed +
                       "\n  num_requests: 5\n"),
              Contains("test.yaml:2:19: workload.arrival.kind: unknown arrival kind 'poison' "
-                      "(did you mean 'poisson'? known: gamma, poisson, stages, static)"));
+                      "(did you mean 'poisson'? known: diurnal, gamma, poisson, stages, static)"));
   CHECK_THAT(
       error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zip}\n  "
                "num_requests: 5\n"),

@@ -97,7 +97,10 @@ std::vector<nlohmann::json> run_band_draws(const RunConfig& config, const BandPl
     }
     const StepKindScaledCostModel scaled(*run.cost_model, std::move(factors));
     MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
-    Engine engine(run.fleet, *run.router, *run.workload, scaled, {&metrics});
+    std::vector<RunObserver*> observers{&metrics};
+    if (run.autoscaler) observers.push_back(run.autoscaler.get());
+    Engine engine(run.fleet, *run.router, *run.workload, scaled, observers);
+    if (run.autoscaler) engine.set_autoscaler(run.autoscaler.get());
     if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
     engine.set_slo(&run.config.slo, scaled.request_overhead_ns(), derive_seed(config.seed, 2));
     const EngineTotals totals = engine.run();

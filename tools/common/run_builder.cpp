@@ -21,6 +21,15 @@ std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
   return z ^ (z >> 31);
 }
 
+SimTime provisioning_delay(const AutoscalingConfig& config, const ReplicaSpec& spec) {
+  if (config.provisioning_delay) return *config.provisioning_delay;
+  const ModelSpec& m = *spec.model;
+  const double unquantized = spec.weights == Precision::kFp8 ? m.unquantized_params() : 0.0;
+  const double bytes =
+      (m.num_params() - unquantized) * spec.weight_bytes_per_param() + unquantized * 2.0;
+  return config.engine_start + seconds_to_sim(bytes / (config.storage_gb_per_s * 1e9));
+}
+
 BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   BuiltRun run;
   run.config = config;
@@ -202,6 +211,21 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     if (const std::string why = run.cost_model->power_cap_problem(g.power_cap_w); !why.empty()) {
       g.node.at("power_cap_w").fail(why + " (expected cost_model kind analytical, or no cap)");
     }
+  }
+  if (config.autoscaling) {
+    const AutoscalingConfig& a = *config.autoscaling;
+    if (run.router->queue() != nullptr) {
+      config.router.at("kind").fail(fmt::format(
+          "router '{}' holds requests in a fleet-level queue, which an autoscaled fleet cannot "
+          "drain (expected a router that places each request, e.g. least_outstanding)",
+          run.router->name()));
+    }
+    if (a.metric == AutoscaleMetric::kSloMiss && !config.slo.any()) {
+      a.node.at("metric").fail("metric slo_miss needs an slo section (expected slo bounds)");
+    }
+    run.autoscaler = std::make_unique<Autoscaler>(a, provisioning_delay(a, run.fleet.front()->spec),
+                                                  run.fleet.size(), config.slo,
+                                                  run.cost_model->request_overhead_ns());
   }
   run.workload = make_workload(config.workload, derive_seed(config.seed, 0));
   std::vector<std::string> classes;

@@ -16,6 +16,7 @@
 #include "sim/output/steady_state_window.hpp"
 #include "sim/util/fnv_hash.hpp"
 #include "sim/util/version.hpp"
+#include "tools/common/autoscaling_summary.hpp"
 #include "tools/common/bands.hpp"
 #include "tools/common/lora_setup.hpp"
 #include "tools/common/run_config_loader.hpp"
@@ -60,7 +61,10 @@ nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* c
   BuiltRun run = build_run(config, cache);
   const ScaledCostModel scaled(*run.cost_model, scale);
   MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
-  Engine engine(run.fleet, *run.router, *run.workload, scaled, {&metrics});
+  std::vector<RunObserver*> observers{&metrics};
+  if (run.autoscaler) observers.push_back(run.autoscaler.get());
+  Engine engine(run.fleet, *run.router, *run.workload, scaled, observers);
+  if (run.autoscaler) engine.set_autoscaler(run.autoscaler.get());
   if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
   engine.set_speculation(run.speculation.get());
   engine.set_slo(&run.config.slo, scaled.request_overhead_ns(), derive_seed(config.seed, 2));
@@ -166,8 +170,10 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
     writers = std::make_unique<OutputWriters>(dir, run.config.output, run.fleet);
     observers.push_back(writers.get());
   }
+  if (run.autoscaler) observers.push_back(run.autoscaler.get());
   observers.insert(observers.end(), options.observers.begin(), options.observers.end());
   Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
+  if (run.autoscaler) engine.set_autoscaler(run.autoscaler.get());
   if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
   engine.set_speculation(run.speculation.get());
   engine.set_stop(options.stop);
@@ -244,6 +250,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
   if (!bands.is_null()) summary["bands"] = bands;
   if (window) summary["steady_state"] = window->summary();
+  if (run.autoscaler) summary["autoscaling"] = autoscaling_summary(*run.autoscaler, run);
   if (run.speculation)
     summary["speculative"] = speculative_summary(*run.speculation, totals, metrics_summary);
   if (run.config.lora) summary["lora"] = lora_summary(run.fleet, *run.config.lora);

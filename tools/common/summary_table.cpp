@@ -73,6 +73,16 @@ std::string format_summary_table(const nlohmann::json& s) {
         s["energy_j"].get<double>() / 1e3, s["energy_j_per_output_token"].get<double>(),
         s["power_w"]["mean"].get<double>(), s["power_w"]["peak"].get<double>());
   }
+  if (s.contains("autoscaling")) {
+    const auto& t = s["autoscaling"]["totals"];
+    out += fmt::format(
+        "autoscale  replicas mean {:.2f} peak {}  {} up / {} down  {:.2f} replica-h  ${}  "
+        "${}/1M output tok\n",
+        t["mean_replicas"].get<double>(), t["peak_replicas"].get<int>(),
+        t["scale_ups"].get<std::int64_t>(), t["scale_downs"].get<std::int64_t>(),
+        t["replica_hours"].get<double>(), number_or_na(t["usd"], 2),
+        number_or_na(t["usd_per_million_output_tokens"], 3));
+  }
   if (s.contains("steady_state")) {
     const auto& w = s["steady_state"];
     out += fmt::format(
