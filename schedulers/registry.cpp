@@ -17,6 +17,7 @@
 #include "schedulers/router/prefix_aware_router.hpp"
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
+#include "schedulers/router/session_affinity_router.hpp"
 #include "sim/config/suggest.hpp"
 
 namespace servesim {
@@ -123,6 +124,7 @@ const std::vector<RouterEntry>& router_entries() {
          return std::make_unique<RandomRouter>(seed);
        }},
       {"round_robin", {true, true, false, false}, make_plain<RoundRobinRouter>},
+      {"session_affinity", {true, false, false, false}, make_parsed<SessionAffinityRouter>},
   };
   return entries;
 }

@@ -11,6 +11,7 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/config/suggest.hpp"
+#include "workloads/closed_loop_config.hpp"
 #include "workloads/lora_adapter_workload.hpp"
 #include "workloads/mooncake_workload.hpp"
 #include "workloads/prompt_filter.hpp"
@@ -377,10 +378,15 @@ std::unique_ptr<Workload> make_unfiltered_workload(const ConfigNode& node, std::
 std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t seed) {
   node.require_map("a workload section");
   node.check_keys({"trace", "arrival", "lengths", "num_requests", "duration_s", "start_s",
-                   "max_tokens", "shared_prefix", "prompt_tokens"});
+                   "max_tokens", "shared_prefix", "prompt_tokens", "sessions", "agentic"});
   std::unique_ptr<Workload> w = make_unfiltered_workload(node, seed);
   const auto range = node.find("prompt_tokens");
   if (!range) return w;
+  if (node.has("sessions") || node.has("agentic")) {
+    range->fail(
+        "cannot filter a closed-loop workload (sessions, agentic): its later requests follow "
+        "from the ones served (expected no prompt_tokens)");
+  }
   range->require_map("a prompt length range {min: TOKENS, max: TOKENS}");
   range->check_keys({"min", "max"});
   if (!range->has("min") && !range->has("max")) range->fail("expected min, max or both");
@@ -397,6 +403,9 @@ namespace {
 
 std::unique_ptr<Workload> make_unfiltered_workload(const ConfigNode& node, std::uint64_t seed) {
   const WorkloadOptions options = read_options(node);
+  if (node.has("sessions") || node.has("agentic")) {
+    return make_closed_loop_workload(node, options, seed);
+  }
   if (const auto trace = node.find("trace")) {
     for (const char* other : {"arrival", "lengths"}) {
       if (node.has(other)) {

@@ -17,6 +17,7 @@ Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel
       observers_(std::move(observers)) {
   if (fleet_.empty()) throw std::invalid_argument("Engine needs at least one replica");
   router_.attach(fleet_, cost_model_);
+  loop_ = dynamic_cast<ClosedLoopWorkload*>(&workload_);
   for (auto& r : fleet_) {
     r->idle_w = cost_model_.idle_power_w(r->spec);
     fleet_power_w_ += r->idle_w;
@@ -117,6 +118,9 @@ EngineTotals Engine::run() {
 }
 
 void Engine::on_arrivals(SimTime now) {
+  // A closed-loop workload's arrival event may be stale: its request was handed back and an
+  // earlier one taken (refill_arrival); the event for the held one is in the queue.
+  if (loop_ != nullptr && (!pending_ || pending_->arrival != now)) return;
   // Admit every request that arrives at this instant before any replica forms a batch.
   while (pending_ && pending_->arrival == now) {
     const ReplicaId id = admit(*pending_, now);
@@ -145,6 +149,19 @@ void Engine::on_arrivals(SimTime now) {
   }
   touched_.clear();
   any_queued_ = false;
+}
+
+void Engine::refill_arrival(SimTime now) {
+  const SimTime held = pending_ ? pending_->arrival : -1;
+  if (pending_) loop_->give_back(std::move(*pending_));
+  pending_ = workload_.next();
+  if (!pending_) return;
+  if (pending_->arrival < now) {
+    throw std::logic_error(fmt::format("workload '{}' yielded an arrival in the past ({} < {} ns)",
+                                       workload_.name(), pending_->arrival, now));
+  }
+  last_arrival_ = pending_->arrival;
+  if (pending_->arrival != held) queue_.push(pending_->arrival, kArrival, 0);
 }
 
 ReplicaId Engine::admit(const RequestSpec& spec, SimTime now) {
@@ -190,6 +207,8 @@ ReplicaId Engine::admit(const RequestSpec& spec, SimTime now) {
     }
     ++totals_.rejected;
     for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/true);
+    // on_arrivals pulls the next arrival after this, so what the workload makes now is seen.
+    if (loop_ != nullptr) loop_->on_request_done(r->spec, now, /*rejected=*/true);
     release(r);
     return kRefused;
   }
@@ -408,8 +427,10 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
     r->finished = now;
     ++totals_.finished;
     for (auto* o : observers_) o->on_request_done(*r, /*rejected=*/false);
+    if (loop_ != nullptr) loop_->on_request_done(r->spec, now, /*rejected=*/false);
     release(r);
   }
+  if (loop_ != nullptr && !finished_.empty()) refill_arrival(now);
   try_start(replica, now);
   if (autoscaler_ != nullptr) autoscaler_->release_if_drained(replica, now);
   // A decode step frees seats and KV; a prefill step may have handed requests off.

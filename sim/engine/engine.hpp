@@ -118,6 +118,9 @@ class Engine {
   };
 
   void on_arrivals(SimTime now);
+  // Closed-loop workloads: after completions at `now`, hands the held next arrival back and pulls
+  // again (a follow-up may come first), scheduling an arrival event for it when needed.
+  void refill_arrival(SimTime now);
   // Routes a new request; returns the replica it went to, kQueued (the router holds it) or
   // kRefused.
   ReplicaId admit(const RequestSpec& spec, SimTime now);
@@ -144,6 +147,7 @@ class Engine {
   Fleet& fleet_;
   Router& router_;
   Workload& workload_;
+  ClosedLoopWorkload* loop_ = nullptr;  // workload_'s closed-loop role, or nullptr
   const CostModel& cost_model_;
   std::vector<RunObserver*> observers_;
   Progress progress_;

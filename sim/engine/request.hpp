@@ -44,6 +44,10 @@ struct RequestSpec {
   // hashes in the prefix cache instead of by a group. Null for every workload but hashed traces.
   std::shared_ptr<const PrefixHashes> hashes = nullptr;
   std::int32_t adapter = -1;  // its LoRA adapter (the run's `lora:` section); -1: the base model
+  // Multi-turn and agentic workloads: the session (or agent task) the request belongs to and its
+  // place in it (turn 0 first); -1 for requests of every other workload.
+  std::int64_t session = -1;
+  std::int32_t turn = -1;
 
   // The most KV this request ever holds: the last output token is sampled but never fed back,
   // so its KV is never written (prompt + output − 1, as in vLLM; at least the prompt).

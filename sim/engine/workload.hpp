@@ -39,4 +39,25 @@ class Workload {
   virtual bool names_adapters() const { return false; }
 };
 
+// The opt-in role of a closed-loop workload, whose later requests depend on when earlier ones end
+// (a session's next turn comes a think time after its previous one completes). The engine finds
+// it once, when it is built (a Workload that also derives from this), and then tells it about
+// every request that finished or was rejected. next() may return nullopt while requests are in
+// flight and later yield more: the engine asks again after each completion it reports. Requests a
+// completion at `now` makes arrive at or after `now`. Not thread-safe.
+class ClosedLoopWorkload {
+ public:
+  ClosedLoopWorkload() = default;
+  ClosedLoopWorkload(const ClosedLoopWorkload&) = delete;
+  ClosedLoopWorkload& operator=(const ClosedLoopWorkload&) = delete;
+  virtual ~ClosedLoopWorkload() = default;
+
+  // A request it yielded finished (rejected: was refused) at `now`.
+  virtual void on_request_done(const RequestSpec& spec, SimTime now, bool rejected) = 0;
+  // Takes back a request next() yielded that has not arrived yet; next() yields it again in its
+  // place. The engine hands back its held next arrival after completions, so that a follow-up
+  // arriving earlier goes first.
+  virtual void give_back(RequestSpec spec) = 0;
+};
+
 }  // namespace servesim

@@ -54,7 +54,7 @@ TEST_CASE("The registries list every scheduler and router kind", "[schedulers][r
   CHECK(router_kinds() == std::vector<std::string>{"cap_blind", "global_queue", "least_outstanding",
                                                    "least_prefill_tokens", "length_split",
                                                    "lora_affinity", "power_aware", "prefix_aware",
-                                                   "random", "round_robin"});
+                                                   "random", "round_robin", "session_affinity"});
   CHECK(decode_router_kinds() ==
         std::vector<std::string>{"least_outstanding", "most_free_kv", "random", "round_robin"});
 }

@@ -20,6 +20,7 @@
 #include "tools/common/bands.hpp"
 #include "tools/common/lora_setup.hpp"
 #include "tools/common/run_config_loader.hpp"
+#include "workloads/closed_loop_base.hpp"
 #include "workloads/registry.hpp"
 
 namespace servesim {
@@ -246,6 +247,14 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
                                 {"clipped_to_max_tokens", wc.clipped_to_max_tokens}};
   if (wc.prompt_filter) {
     summary["workload_counts"]["left_out_by_prompt_tokens"] = wc.left_out_by_prompt_tokens;
+  }
+  if (const SessionCounts* sc = session_counts(*run.workload)) {
+    summary["sessions"] = {{"started", sc->started},
+                           {"completed", sc->completed},
+                           {"cut_at_max_prompt", sc->cut_at_max_prompt},
+                           {"ended_by_rejection", sc->ended_by_rejection},
+                           {"requests_finished", sc->requests_finished},
+                           {"mean_session_s", sc->mean_session_s()}};
   }
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
   if (!bands.is_null()) summary["bands"] = bands;

@@ -133,6 +133,15 @@ std::string format_summary_table(const nlohmann::json& s) {
     }
     if (!parts.empty()) out += fmt::format("workload   {}\n", fmt::join(parts, ", "));
   }
+  if (s.contains("sessions")) {
+    const auto& c = s["sessions"];
+    out += fmt::format(
+        "sessions   started {}  completed {} ({} cut at max_prompt_tokens)  ended by a refusal {}  "
+        "mean session {:.2f} s\n",
+        c["started"].get<std::int64_t>(), c["completed"].get<std::int64_t>(),
+        c["cut_at_max_prompt"].get<std::int64_t>(), c["ended_by_rejection"].get<std::int64_t>(),
+        c["mean_session_s"].get<double>());
+  }
   for (const auto& p : s.value("provenance", nlohmann::json::array())) {
     const auto& v = p["validated"];
     std::string checked =

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "schedulers/router/round_robin_router.hpp"
+#include "sim/config/config_node.hpp"
+#include "sim/engine/router.hpp"
+
+namespace servesim {
+
+// Sticky routing by session (RequestSpec::session): a session's first request goes to the
+// replica with the fewest outstanding requests (ties in turn, as least_outstanding), and its
+// later requests to the same replica, where its history's KV blocks are cached, unless that
+// replica is overloaded or cannot hold the request: then to the least loaded one, which becomes
+// the session's replica. Overloaded: outstanding > overload_factor × max(fleet mean, 1), the
+// mean over the eligible replicas as of the last scan. A request without a session goes to the
+// least loaded replica.
+// Cost: a sticky request is O(log N) (the eligibility lookup); a first request or a fallback
+// scans the fleet (O(N), as least_outstanding) and refreshes the mean, which is also refreshed
+// after every N sticky requests, so the mean costs O(1) per request amortized. State: one entry
+// per session seen. Deterministic; not thread-safe.
+class SessionAffinityRouter : public Router {
+ public:
+  struct Options {
+    double overload_factor = 2.0;
+  };
+  explicit SessionAffinityRouter(Options o) : o_(o) {}
+  static Options parse(const ConfigNode& node);
+
+  std::string_view name() const override { return "session_affinity"; }
+  ReplicaId route(Request& request, const Fleet& fleet, const std::vector<ReplicaId>& eligible,
+                  SimTime now) override;
+
+  // Requests sent to their session's replica, and those that moved it (overload or no fit).
+  std::int64_t sticky() const { return sticky_; }
+  std::int64_t moved() const { return moved_; }
+
+ private:
+  // The least loaded eligible replica; refreshes mean_.
+  ReplicaId least_loaded(Request& request, const Fleet& fleet,
+                         const std::vector<ReplicaId>& eligible, SimTime now);
+
+  Options o_;
+  LeastInTurn least_;
+  std::unordered_map<std::int64_t, ReplicaId> home_;  // session -> its replica
+  double mean_ = 0;                                   // fleet mean outstanding at the last scan
+  std::int64_t since_scan_ = 0;                       // sticky requests since that scan
+  std::int64_t sticky_ = 0;
+  std::int64_t moved_ = 0;
+};
+
+}  // namespace servesim
