@@ -55,9 +55,17 @@ void SchedulerBase::preempt(Request* r, KvCache& kv, Batch& batch) {
     kv.publish_prefix(keys_of(*r, kv.block_size()), r->computed / kv.block_size(), r->kv_blocks,
                       r->kv_shared);
   }
+  // With a CPU tier and no prefix caching, its computed KV is swapped out and comes back when it
+  // resumes (admit_head_into); without room there, it recomputes. (With prefix caching its
+  // published blocks reach the tier when the GPU evicts them.)
+  bool swapped = false;
+  if (KvOffload* tier = kv.offload(); tier != nullptr && !kv.prefix_caching() && r->computed > 0) {
+    swapped = tier->swap_out(r->id, kv.blocks_for_tokens(r->computed));
+    if (!swapped) tier->count_recompute();
+  }
   free_kv(r, kv);
   lora_left(r);
-  r->computed = 0;
+  if (!swapped) r->computed = 0;
   ++r->preemptions;
   ++batch.preempted;
   running_.erase(std::find(running_.begin(), running_.end(), r));
@@ -111,6 +119,10 @@ bool SchedulerBase::admit_front_into(Batch& batch, KvCache& kv, std::int32_t bud
   }
   if (!kv.grow(r->kv_blocks, computed + chunk, /*keep_watermark=*/true)) {
     throw std::logic_error("admission: blocks can_admit allowed could not be allocated");
+  }
+  if (KvOffload* tier = kv.offload();
+      tier != nullptr && r->preemptions > 0 && !kv.prefix_caching()) {
+    tier->swap_in(r->id);  // its swapped blocks (if any), loaded in this step
   }
   kv.record_prefix_lookup(queried, hits);
   r->cached_prefix = static_cast<std::int32_t>(hits * kv.block_size());

@@ -106,7 +106,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   root.require_map("a run configuration");
   root.check_keys({"name", "seed", "model", "replicas", "scheduler", "router", "decode_router",
                    "cluster", "cost_model", "workload", "slo", "output", "catalog", "config_dir",
-                   "speculative", "lora", "autoscaling"});
+                   "speculative", "lora", "autoscaling", "kv_offload"});
   if (auto dir = root.find("config_dir")) {
     // Relative input paths resolve against this folder, not the file's: an output folder's
     // config.yaml names the folder of the config its run was read from.
@@ -255,6 +255,7 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     }
     c.replicas[0].count = c.autoscaling->max_replicas;
   }
+  if (auto off = root.find("kv_offload")) c.kv_offload = KvOffloadConfig::parse(*off);
   if (auto cat = root.find("catalog")) {
     const auto base = std::filesystem::path(root.base_dir());
     auto add = [&](const ConfigNode& n) {

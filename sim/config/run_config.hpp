@@ -7,6 +7,7 @@
 
 #include "sim/config/autoscaling_config.hpp"
 #include "sim/config/config_node.hpp"
+#include "sim/config/kv_offload_config.hpp"
 #include "sim/config/lora_config.hpp"
 #include "sim/config/speculative_config.hpp"
 #include "sim/hardware/link_network.hpp"
@@ -89,6 +90,8 @@ struct RunConfig {
   // A horizontal autoscaler over the fleet's one group, whose replicas are built max_replicas
   // times; absent: a static fleet.
   std::optional<AutoscalingConfig> autoscaling;
+  // A CPU KV tier behind every replica's GPU KV cache; absent: none.
+  std::optional<KvOffloadConfig> kv_offload;
 
   // Parses `document` (overrides already applied). `seed_override` wins over the file's seed.
   // A top-level `config_dir:` makes relative input paths resolve against that folder.

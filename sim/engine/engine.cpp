@@ -300,7 +300,13 @@ void Engine::try_start(Replica& replica, SimTime now) {
   }
   // Adapter loads are synchronous: the step waits for them.
   if (replica.lora != nullptr) cost.total_ns += replica.batch.lora_load_ns;
-  const SimTime duration = cost.total_ns > 0 ? cost.total_ns : 1;
+  SimTime duration = cost.total_ns > 0 ? cost.total_ns : 1;
+  if (KvOffload* tier = replica.kv.offload()) {
+    // KV the step loads from the CPU tier is on its critical path: after the compute, or beside
+    // it when loads are layer-wise pipelined with it (overlap).
+    const SimTime load = tier->take_load_ns();
+    duration = tier->overlap() ? std::max(duration, load) : duration + load;
+  }
   // Steps end in the order they started (a later one waits for the stages ahead of it).
   const SimTime end =
       replica.in_flight.empty() ? now + duration : std::max(now + duration, replica.step_end);

@@ -59,6 +59,7 @@ void KvCache::take(std::int64_t blocks) {
 }
 
 void KvCache::evict_one() {
+  if (offload_) offload_->store_cached(free_.front().key);
   cached_.erase(free_.front().key);
   free_.pop_front();
   --cached_free_;
@@ -68,14 +69,21 @@ void KvCache::evict_one() {
 std::int64_t KvCache::cached_prefix(const BlockKeys& keys, std::int64_t max_blocks) const {
   if (!prefix_caching_) return 0;
   std::int64_t n = 0;
-  while (n < max_blocks && keys.at(n).first != BlockKeys::kNone && cached_.count(keys.at(n))) ++n;
+  while (n < max_blocks && keys.at(n).first != BlockKeys::kNone &&
+         (cached_.count(keys.at(n)) || (offload_ && offload_->holds(keys.at(n))))) {
+    ++n;
+  }
   return n;
 }
 
 bool KvCache::can_admit(const BlockKeys& keys, std::int64_t hits, std::int64_t held,
                         std::int64_t tokens, bool keep_watermark) const {
-  std::int64_t revived = 0;  // free cached blocks that would become used again
-  for (std::int64_t i = 0; i < hits; ++i) revived += cached_.at(keys.at(i)).refs == 0;
+  // Free cached blocks that would become used again, and fresh blocks for copies on the CPU tier.
+  std::int64_t revived = 0;
+  for (std::int64_t i = 0; i < hits; ++i) {
+    const auto it = cached_.find(keys.at(i));
+    revived += it == cached_.end() || it->second.refs == 0;
+  }
   const std::int64_t extra = extra_for(held + hits, tokens);
   const std::int64_t reserve = keep_watermark ? watermark_blocks_ : 0;
   return free_blocks() - revived - extra >= reserve;
@@ -85,12 +93,28 @@ bool KvCache::acquire_prefix(const BlockKeys& keys, std::int64_t n, std::int64_t
                              std::int64_t& shared, bool keep_watermark) {
   if (n <= 0) return true;
   if (!can_admit(keys, n, 0, 0, keep_watermark)) return false;  // the revived blocks alone
+  std::int64_t loads = 0;                                       // blocks only the CPU tier holds
   for (std::int64_t i = 0; i < n; ++i) {
-    Entry& e = cached_.at(keys.at(i));
+    const auto it = cached_.find(keys.at(i));
+    if (it == cached_.end()) {
+      offload_->load_cached(keys.at(i));
+      ++loads;
+      continue;
+    }
+    Entry& e = it->second;
     if (e.refs++ == 0) {
       free_.erase(e.free_at);
       --cached_free_;
       ++used_;
+    }
+  }
+  if (loads > 0) {
+    // Fresh blocks for the loaded copies; take() evicts only free blocks, and every block of this
+    // prefix already holds a reference.
+    take(loads);
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto [it, inserted] = cached_.try_emplace(keys.at(i));
+      if (inserted) it->second.refs = 1;
     }
   }
   held = n;

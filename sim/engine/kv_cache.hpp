@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/engine/kv_offload.hpp"
 #include "sim/engine/request.hpp"
 
 namespace servesim {
@@ -133,6 +134,14 @@ class KvCache {
   // says what the ids mean). O(cached blocks).
   void append_cached_ids(std::vector<std::int64_t>& ids, std::int64_t stride) const;
 
+  // --- CPU tier (none by default; set on a replica's own cache before its run) ---
+  // With prefix caching, a cached block the GPU evicts is copied to the tier, and a lookup that
+  // misses the GPU continues there (cached_prefix counts the blocks of both tiers; can_admit and
+  // acquire_prefix take a fresh GPU block for each one loaded from the CPU). Without prefix
+  // caching the schedulers swap preempted requests through it (SchedulerBase::preempt).
+  void set_offload(std::shared_ptr<KvOffload> tier) { offload_ = std::move(tier); }
+  KvOffload* offload() const { return offload_.get(); }
+
  private:
   std::int64_t total_;
   std::int32_t block_size_;
@@ -177,6 +186,7 @@ class KvCache {
   std::int64_t hit_blocks_ = 0;
   std::int64_t query_blocks_ = 0;
   std::int64_t evictions_ = 0;
+  std::shared_ptr<KvOffload> offload_;
 };
 
 }  // namespace servesim

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/output/kv_offload_summary.hpp"
+
 namespace servesim {
 
 MetricsCollector::MetricsCollector(SloPolicy slo, SimTime request_overhead_ns)
@@ -241,6 +243,7 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
     }
   }
   j["replicas"] = replicas;
+  if (json off = kv_offload_summary(fleet, makespan_s); !off.is_null()) j["kv_offload"] = off;
   if (hashed_requests_) {
     // Fleet-wide prefix-cache hit rate for runs whose requests carry block hashes (a Mooncake
     // trace): Σ hit blocks / Σ looked-up blocks over the replicas with prefix caching.

@@ -29,6 +29,30 @@ SimTime provisioning_delay(const AutoscalingConfig& config, const ReplicaSpec& s
       (m.num_params() - unquantized) * spec.weight_bytes_per_param() + unquantized * 2.0;
   return config.engine_start + seconds_to_sim(bytes / (config.storage_gb_per_s * 1e9));
 }
+namespace {
+// The CPU tier of one replica of `spec` (an empty one, copied for each replica of its group):
+// a block is the memory planner's per-GPU block bytes on each of the replica's tp × pp GPUs, and
+// each GPU moves its shard over its own host link.
+std::shared_ptr<const KvOffload> make_kv_offload(const KvOffloadConfig& c, const ReplicaSpec& spec,
+                                                 const SchedulerOptions& options,
+                                                 const ReplicaScheduler& scheduler) {
+  const double gpu_block_bytes =
+      plan_kv_memory(spec, options.gpu_memory_utilization, options.block_size,
+                     scheduler.token_budget(), options.max_num_seqs)
+          .block_bytes;
+  const double link_gb_per_s = c.link_gb_per_s.value_or(spec.gpu->pcie_gb_per_s);
+  if (!(link_gb_per_s > 0)) {
+    c.node.fail(
+        fmt::format("GPU '{}' has no pcie_gb_per_s (expected link_gb_per_s)", spec.gpu->name));
+  }
+  const double block_bytes = gpu_block_bytes * spec.tp * spec.pp;
+  constexpr double kGiB = 1073741824.0;
+  const auto capacity = static_cast<std::int64_t>(std::floor(c.cpu_gib * kGiB / block_bytes));
+  // GB/s is bytes per ns.
+  return std::make_shared<const KvOffload>(capacity, block_bytes, gpu_block_bytes / link_gb_per_s,
+                                           c.overlap);
+}
+}  // namespace
 
 BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   BuiltRun run;
@@ -187,11 +211,14 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
           options.max_model_len, spec.model->name, g.tp * g.pp, spec.gpu->name, blocks,
           options.block_size, blocks * options.block_size));
     }
+    std::shared_ptr<const KvOffload> tier;
+    if (config.kv_offload) tier = make_kv_offload(*config.kv_offload, spec, options, *first);
     for (int i = 0; i < g.count; ++i) {
       auto scheduler =
           i == 0 ? std::move(first) : make_replica_scheduler(config.scheduler, options);
       KvCache kv(blocks, options.block_size, options.watermark);
       kv.set_prefix_caching(options.enable_prefix_caching);
+      if (tier) kv.set_offload(std::make_shared<KvOffload>(*tier));  // each replica its own
       run.fleet.push_back(std::make_unique<Replica>(next_id++, spec, std::move(scheduler), kv,
                                                     options.max_model_len));
       run.fleet.back()->role = g.role;
