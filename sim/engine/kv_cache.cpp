@@ -69,20 +69,38 @@ void KvCache::evict_one() {
 std::int64_t KvCache::cached_prefix(const BlockKeys& keys, std::int64_t max_blocks) const {
   if (!prefix_caching_) return 0;
   std::int64_t n = 0;
-  while (n < max_blocks && keys.at(n).first != BlockKeys::kNone &&
-         (cached_.count(keys.at(n)) || (offload_ && offload_->holds(keys.at(n))))) {
-    ++n;
+  while (n < max_blocks && keys.at(n).first != BlockKeys::kNone && cached_.count(keys.at(n))) ++n;
+  if (offload_) {
+    // The lookup goes on where the GPU missed: a block may be on either tier. Out of line (as the
+    // other CPU-tier paths below), so that the GPU lookups of a run without a tier stay inlined.
+    n = [ this, &keys, max_blocks ](std::int64_t m) __attribute__((noinline)) {
+      while (m < max_blocks && keys.at(m).first != BlockKeys::kNone &&
+             (offload_->holds(keys.at(m)) || cached_.count(keys.at(m)))) {
+        ++m;
+      }
+      return m;
+    }
+    (n);
   }
   return n;
 }
 
 bool KvCache::can_admit(const BlockKeys& keys, std::int64_t hits, std::int64_t held,
                         std::int64_t tokens, bool keep_watermark) const {
-  // Free cached blocks that would become used again, and fresh blocks for copies on the CPU tier.
-  std::int64_t revived = 0;
-  for (std::int64_t i = 0; i < hits; ++i) {
-    const auto it = cached_.find(keys.at(i));
-    revived += it == cached_.end() || it->second.refs == 0;
+  std::int64_t revived = 0;  // free cached blocks that would become used again
+  if (!offload_) {
+    for (std::int64_t i = 0; i < hits; ++i) revived += cached_.at(keys.at(i)).refs == 0;
+  } else {
+    // And a fresh block for each copy only the CPU tier holds.
+    revived = [ this, &keys, hits ]() __attribute__((noinline)) {
+      std::int64_t r = 0;
+      for (std::int64_t i = 0; i < hits; ++i) {
+        const auto it = cached_.find(keys.at(i));
+        r += it == cached_.end() || it->second.refs == 0;
+      }
+      return r;
+    }
+    ();
   }
   const std::int64_t extra = extra_for(held + hits, tokens);
   const std::int64_t reserve = keep_watermark ? watermark_blocks_ : 0;
@@ -93,28 +111,41 @@ bool KvCache::acquire_prefix(const BlockKeys& keys, std::int64_t n, std::int64_t
                              std::int64_t& shared, bool keep_watermark) {
   if (n <= 0) return true;
   if (!can_admit(keys, n, 0, 0, keep_watermark)) return false;  // the revived blocks alone
-  std::int64_t loads = 0;                                       // blocks only the CPU tier holds
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto it = cached_.find(keys.at(i));
-    if (it == cached_.end()) {
-      offload_->load_cached(keys.at(i));
-      ++loads;
-      continue;
+  if (offload_) {
+    [ this, &keys, n ]() __attribute__((noinline)) {
+      std::int64_t loads = 0;  // blocks only the CPU tier holds
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto it = cached_.find(keys.at(i));
+        if (it == cached_.end()) {
+          offload_->load_cached(keys.at(i));
+          ++loads;
+          continue;
+        }
+        Entry& e = it->second;
+        if (e.refs++ == 0) {
+          free_.erase(e.free_at);
+          --cached_free_;
+          ++used_;
+        }
+      }
+      if (loads == 0) return;
+      // Fresh blocks for the loaded copies; take() evicts only free blocks, and every block of
+      // this prefix already holds a reference.
+      take(loads);
+      for (std::int64_t i = 0; i < n; ++i) {
+        auto [it, inserted] = cached_.try_emplace(keys.at(i));
+        if (inserted) it->second.refs = 1;
+      }
     }
-    Entry& e = it->second;
-    if (e.refs++ == 0) {
-      free_.erase(e.free_at);
-      --cached_free_;
-      ++used_;
-    }
-  }
-  if (loads > 0) {
-    // Fresh blocks for the loaded copies; take() evicts only free blocks, and every block of this
-    // prefix already holds a reference.
-    take(loads);
+    ();
+  } else {
     for (std::int64_t i = 0; i < n; ++i) {
-      auto [it, inserted] = cached_.try_emplace(keys.at(i));
-      if (inserted) it->second.refs = 1;
+      Entry& e = cached_.at(keys.at(i));
+      if (e.refs++ == 0) {
+        free_.erase(e.free_at);
+        --cached_free_;
+        ++used_;
+      }
     }
   }
   held = n;
