@@ -156,4 +156,21 @@ TEST_CASE("bad kv_offload input is an error naming where it is", "[kv_offload][e
       Catch::Contains("tests/tools/bad/kv_offload_no_cpu_gib.yaml:") && Catch::Contains("cpu_gib"));
 }
 
+TEST_CASE("a drafter's KV moves with its block to the CPU tier", "[kv_offload][speculative]") {
+  const auto block_bytes = [](const fs::path& dir) {
+    const auto k = read_json(dir / "summary.json")["kv_offload"];
+    REQUIRE(k["stored_blocks"].get<double>() > 0);
+    return k["bytes_to_cpu"].get<double>() / k["stored_blocks"].get<double>();
+  };
+  const double plain = block_bytes(run_ok("kv_offload_block_plain", {kOffload}));
+  const double drafted =
+      block_bytes(run_ok("kv_offload_block_draft",
+                         {kOffload, "--set",
+                          "speculative={method: draft, draft_model: meta-llama/Llama-3.2-1B, "
+                          "num_speculative_tokens: 3, acceptance_rate: 0.6}"}));
+  // Llama-3.2-1B's 16 layers of 8 × 64 KV heads beside Llama-3.1-8B's 32 of 8 × 128: a quarter
+  // more bytes per block.
+  CHECK(drafted / plain == Approx(1.25));
+}
+
 }  // namespace servesim::test

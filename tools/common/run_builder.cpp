@@ -29,17 +29,25 @@ SimTime provisioning_delay(const AutoscalingConfig& config, const ReplicaSpec& s
       (m.num_params() - unquantized) * spec.weight_bytes_per_param() + unquantized * 2.0;
   return config.engine_start + seconds_to_sim(bytes / (config.storage_gb_per_s * 1e9));
 }
+
 namespace {
 // The CPU tier of one replica of `spec` (an empty one, copied for each replica of its group):
-// a block is the memory planner's per-GPU block bytes on each of the replica's tp × pp GPUs, and
-// each GPU moves its shard over its own host link.
+// a block is the memory planner's per-GPU block bytes (with a drafter's KV, which shares the
+// block) on each of the replica's tp × pp GPUs, and each GPU moves its shard over its own host
+// link.
 std::shared_ptr<const KvOffload> make_kv_offload(const KvOffloadConfig& c, const ReplicaSpec& spec,
                                                  const SchedulerOptions& options,
-                                                 const ReplicaScheduler& scheduler) {
-  const double gpu_block_bytes =
-      plan_kv_memory(spec, options.gpu_memory_utilization, options.block_size,
-                     scheduler.token_budget(), options.max_num_seqs)
-          .block_bytes;
+                                                 const ReplicaScheduler& scheduler,
+                                                 const Speculation* speculation) {
+  double gpu_block_bytes = plan_kv_memory(spec, options.gpu_memory_utilization, options.block_size,
+                                          scheduler.token_budget(), options.max_num_seqs)
+                               .block_bytes;
+  if (speculation != nullptr) {
+    gpu_block_bytes += speculation
+                           ->memory(spec, options.gpu_memory_utilization, options.block_size,
+                                    scheduler.token_budget(), options.max_num_seqs)
+                           .block_bytes;
+  }
   const double link_gb_per_s = c.link_gb_per_s.value_or(spec.gpu->pcie_gb_per_s);
   if (!(link_gb_per_s > 0)) {
     c.node.fail(
@@ -212,7 +220,9 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
           options.block_size, blocks * options.block_size));
     }
     std::shared_ptr<const KvOffload> tier;
-    if (config.kv_offload) tier = make_kv_offload(*config.kv_offload, spec, options, *first);
+    if (config.kv_offload) {
+      tier = make_kv_offload(*config.kv_offload, spec, options, *first, run.speculation.get());
+    }
     for (int i = 0; i < g.count; ++i) {
       auto scheduler =
           i == 0 ? std::move(first) : make_replica_scheduler(config.scheduler, options);
