@@ -19,25 +19,10 @@ constexpr double kMaxThinkTimeS = 1e6;
 // Prompts grow by a turn's output and message; unbounded sessions stop below int32 overflow.
 constexpr std::int32_t kUnboundedPrompt = std::numeric_limits<std::int32_t>::max() / 2;
 
-template <class Entry>
-const Entry& find_kind(const ConfigNode& section, std::string_view what,
-                       const std::vector<Entry>& table) {
-  section.require_map(fmt::format("a {} section", what));
-  const ConfigNode kind = section.at("kind");
-  const std::string k = kind.as_string();
-  std::vector<std::string> known;
-  for (const Entry& e : table) {
-    if (e.kind == k) return e;
-    known.emplace_back(e.kind);
-  }
-  kind.fail(fmt::format("unknown {} kind '{}' ({}known: {})", what, k, did_you_mean(k, known),
-                        fmt::join(known, ", ")));
-}
-
 // A per-request lengths section: any length kind that does not bring its own prefixes (those
 // are whole workloads of their own, not the parts of a session).
 LengthSpec read_lengths(const ConfigNode& section, std::string_view what) {
-  const LengthEntry& entry = find_kind(section, what, length_entries());
+  const LengthEntry& entry = read_kind(section, what, length_entries());
   if (entry.capabilities.brings_own_prefixes) {
     section.at("kind").fail(fmt::format(
         "{} lengths cannot be of kind '{}' (it makes its own prefixes; expected fixed, trace, "
@@ -111,7 +96,7 @@ std::unique_ptr<Workload> make_closed_loop_workload(const ConfigNode& node,
     node.fail(fmt::format("'{}' needs 'arrival' (when sessions start)", mine));
   }
   const ConfigNode arrival = node.at("arrival");
-  const ArrivalEntry& arrival_kind = find_kind(arrival, "arrival", arrival_entries());
+  const ArrivalEntry& arrival_kind = read_kind(arrival, "arrival", arrival_entries());
   const ArrivalSpec arrivals = arrival_kind.parse(arrival);
   const std::string where = arrival.where() + ": workload.arrival";
   if (node.has("sessions")) {

@@ -311,22 +311,6 @@ LengthSpec parse_zipf(const ConfigNode& lengths) {
   return ZipfLengths{lo, hi, theta, lengths.get_positive("prefill_decode_ratio")};
 }
 
-// The entry of section["kind"], which must be in `table`.
-template <class Entry>
-const Entry& read_kind(const ConfigNode& section, std::string_view what,
-                       const std::vector<Entry>& table) {
-  section.require_map(fmt::format("a {} section", what));
-  const ConfigNode kind = section.at("kind");
-  const std::string k = kind.as_string();
-  std::vector<std::string> known;
-  for (const Entry& e : table) {
-    if (e.kind == k) return e;
-    known.emplace_back(e.kind);
-  }
-  kind.fail(fmt::format("unknown {} kind '{}' ({}known: {})", what, k, did_you_mean(k, known),
-                        fmt::join(known, ", ")));
-}
-
 }  // namespace
 
 // The explicit tables of arrival and length kinds. Keep sorted by kind.

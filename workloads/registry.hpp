@@ -6,7 +6,11 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "sim/config/config_node.hpp"
+#include "sim/config/suggest.hpp"
 #include "sim/engine/workload.hpp"
 #include "workloads/arrival_process.hpp"
 #include "workloads/length_sampler.hpp"
@@ -73,5 +77,22 @@ std::vector<std::string> trace_formats();
 // What a workload made by make_workload did so far (zeros raised to 1, clipping, error rows);
 // all zero for a workload of another origin.
 WorkloadCounts workload_counts(const Workload& workload);
+
+// The registry entry named by section["kind"] (a table of entries with a `kind` name); an unknown
+// kind is an error at the key that lists the known ones and the closest.
+template <class Entry>
+const Entry& read_kind(const ConfigNode& section, std::string_view what,
+                       const std::vector<Entry>& table) {
+  section.require_map(fmt::format("a {} section", what));
+  const ConfigNode kind = section.at("kind");
+  const std::string k = kind.as_string();
+  std::vector<std::string> known;
+  for (const Entry& e : table) {
+    if (e.kind == k) return e;
+    known.emplace_back(e.kind);
+  }
+  kind.fail(fmt::format("unknown {} kind '{}' ({}known: {})", what, k, did_you_mean(k, known),
+                        fmt::join(known, ", ")));
+}
 
 }  // namespace servesim

@@ -9,33 +9,18 @@
 
 #include "schedulers/registry.hpp"
 #include "sim/config/input_error.hpp"
+#include "tests/schedulers/load_only_scheduler.hpp"
 
 using namespace servesim;
 
 namespace {
 
-// A scheduler whose outstanding count grows with each request the router places (the test calls
-// enqueue for it) and whose seat limit the test sets.
-class CountingScheduler : public ReplicaScheduler {
- public:
-  std::string_view name() const override { return "counting"; }
-  void enqueue(Request*, SimTime) override { ++outstanding_; }
-  void next_batch(SimTime, KvCache&, Batch&) override {}
-  void complete_batch(const Batch&, std::span<Request* const>, SimTime, KvCache&) override {}
-  std::int64_t num_outstanding() const override { return outstanding_; }
-  std::int64_t num_running() const override { return 0; }
-  std::int64_t prefill_backlog_tokens() const override { return 0; }
-  void decode_contexts(std::vector<std::int32_t>&, std::vector<std::int32_t>&) const override {}
-  std::int32_t token_budget() const override { return 512; }
-  std::int32_t seat_limit() const override { return 4; }
-  std::int64_t outstanding_ = 0;
-};
-
 Fleet lora_fleet_of(int n) {
   Fleet fleet;
   for (int i = 0; i < n; ++i) {
-    fleet.push_back(std::make_unique<Replica>(
-        i, ReplicaSpec{}, std::make_unique<CountingScheduler>(), KvCache(100, 16, 0.0), 4096));
+    fleet.push_back(std::make_unique<Replica>(i, ReplicaSpec{},
+                                              std::make_unique<test::LoadOnlyScheduler>(512, 4),
+                                              KvCache(100, 16, 0.0), 4096));
   }
   return fleet;
 }

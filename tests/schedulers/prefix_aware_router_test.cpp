@@ -11,41 +11,26 @@
 #include "sim/config/config_node.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/engine/kv_cache.hpp"
+#include "tests/schedulers/load_only_scheduler.hpp"
 
 using namespace servesim;
 
 namespace prefix_router_test {
-
-// A replica scheduler whose outstanding count the test sets.
-class LoadOnly : public ReplicaScheduler {
- public:
-  std::string_view name() const override { return "load_only"; }
-  void enqueue(Request*, SimTime) override { ++outstanding_; }
-  void next_batch(SimTime, KvCache&, Batch&) override {}
-  void complete_batch(const Batch&, std::span<Request* const>, SimTime, KvCache&) override {}
-  std::int64_t num_outstanding() const override { return outstanding_; }
-  std::int64_t num_running() const override { return 0; }
-  std::int64_t prefill_backlog_tokens() const override { return 0; }
-  void decode_contexts(std::vector<std::int32_t>&, std::vector<std::int32_t>&) const override {}
-  std::int32_t token_budget() const override { return 0; }
-  std::int32_t seat_limit() const override { return 0; }
-  std::int64_t outstanding_ = 0;
-};
 
 Fleet fleet_of(int n) {
   Fleet fleet;
   for (int i = 0; i < n; ++i) {
     KvCache kv(1000, 16, 0.0);
     kv.set_prefix_caching(true);
-    fleet.push_back(std::make_unique<Replica>(i, ReplicaSpec{}, std::make_unique<LoadOnly>(),
-                                              std::move(kv), 1 << 20));
+    fleet.push_back(std::make_unique<Replica>(
+        i, ReplicaSpec{}, std::make_unique<test::LoadOnlyScheduler>(), std::move(kv), 1 << 20));
   }
   return fleet;
 }
 
 void set_load(Fleet& fleet, ReplicaId id, std::int64_t outstanding) {
-  static_cast<LoadOnly&>(*fleet[static_cast<std::size_t>(id)]->scheduler).outstanding_ =
-      outstanding;
+  static_cast<test::LoadOnlyScheduler&>(*fleet[static_cast<std::size_t>(id)]->scheduler)
+      .outstanding_ = outstanding;
 }
 
 // A request whose prompt is `blocks` 512-token hash blocks with the given chain values.

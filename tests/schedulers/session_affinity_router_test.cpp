@@ -7,40 +7,25 @@
 
 #include "schedulers/registry.hpp"
 #include "sim/config/input_error.hpp"
+#include "tests/schedulers/load_only_scheduler.hpp"
 
 using namespace servesim;
 using Catch::Matchers::Contains;
 
 namespace session_affinity_test {
 
-// A replica scheduler whose outstanding count the test sets.
-class LoadScheduler : public ReplicaScheduler {
- public:
-  std::string_view name() const override { return "load"; }
-  void enqueue(Request*, SimTime) override { ++outstanding_; }
-  void next_batch(SimTime, KvCache&, Batch&) override {}
-  void complete_batch(const Batch&, std::span<Request* const>, SimTime, KvCache&) override {}
-  std::int64_t num_outstanding() const override { return outstanding_; }
-  std::int64_t num_running() const override { return 0; }
-  std::int64_t prefill_backlog_tokens() const override { return 0; }
-  void decode_contexts(std::vector<std::int32_t>&, std::vector<std::int32_t>&) const override {}
-  std::int32_t token_budget() const override { return 0; }
-  std::int32_t seat_limit() const override { return 0; }
-  std::int64_t outstanding_ = 0;
-};
-
 struct Loads {
   Fleet fleet;
   explicit Loads(const std::vector<std::int64_t>& loads) {
     for (std::size_t i = 0; i < loads.size(); ++i) {
       fleet.push_back(std::make_unique<Replica>(static_cast<ReplicaId>(i), ReplicaSpec{},
-                                                std::make_unique<LoadScheduler>(),
+                                                std::make_unique<test::LoadOnlyScheduler>(),
                                                 KvCache(100, 16, 0.0), 4096));
       set(i, loads[i]);
     }
   }
   void set(std::size_t i, std::int64_t load) {
-    static_cast<LoadScheduler&>(*fleet[i]->scheduler).outstanding_ = load;
+    static_cast<test::LoadOnlyScheduler&>(*fleet[i]->scheduler).outstanding_ = load;
   }
 };
 
