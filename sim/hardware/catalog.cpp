@@ -4,7 +4,10 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -68,6 +71,61 @@ void read_interconnect(const ConfigNode& ic, GpuSpec& g) {
   (void)ic.get_string("source");
 }
 
+// The names a hardware file answers to, read from its top-level `name:` and `aliases: [...]` lines
+// without parsing the whole file (the index reads every file; a run uses one or two). Nullopt
+// when those lines are not in the plain form every shipped file uses, or the name is not the
+// file's stem: the caller then parses the file, which reports any problem at its line.
+std::optional<std::vector<std::string>> quick_names(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) return std::nullopt;
+  const auto plain = [](std::string_view v) {
+    return !v.empty() && v.find_first_of("'\"{}[]&*!|>%@`#,") == std::string_view::npos &&
+           v.find(": ") == std::string_view::npos && v.front() != ' ' && v.back() != ' ' &&
+           v.front() != '-' && v.front() != '?';
+  };
+  const auto trim = [](std::string_view v) {
+    const auto b = v.find_first_not_of(' ');
+    if (b == std::string_view::npos) return std::string_view();
+    return v.substr(b, v.find_last_not_of(' ') - b + 1);
+  };
+  // A value up to an end-of-line comment (" #…"); the rest of the line must be blank.
+  const auto value_of = [&](std::string_view line, std::size_t key_len) {
+    std::string_view v = line.substr(key_len);
+    if (const auto hash = v.find(" #"); hash != std::string_view::npos) v = v.substr(0, hash);
+    return trim(v);
+  };
+  std::optional<std::string> name;
+  std::vector<std::string> aliases;
+  bool seen_aliases = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::string_view l(line);
+    if (l.starts_with("name:")) {
+      const std::string_view v = value_of(l, 5);
+      if (name || !plain(v)) return std::nullopt;
+      name = std::string(v);
+    } else if (l.starts_with("aliases:")) {
+      const std::string_view v = value_of(l, 8);
+      if (seen_aliases || v.size() < 2 || v.front() != '[' || v.back() != ']') return std::nullopt;
+      seen_aliases = true;
+      std::string_view items = v.substr(1, v.size() - 2);
+      while (!items.empty()) {
+        const auto comma = items.find(',');
+        const std::string_view item = trim(items.substr(0, comma));
+        if (!plain(item)) return std::nullopt;
+        aliases.emplace_back(item);
+        if (comma == std::string_view::npos) break;
+        items = items.substr(comma + 1);
+      }
+    }
+  }
+  const std::string stem = p.stem().string();
+  if (name && *name != stem) return std::nullopt;
+  std::vector<std::string> out{stem};
+  out.insert(out.end(), aliases.begin(), aliases.end());
+  return out;
+}
+
 }  // namespace
 
 Catalog::Catalog(std::vector<std::string> dirs) : dirs_(std::move(dirs)) { index(); }
@@ -95,17 +153,22 @@ void Catalog::index() {
     const fs::path hw = fs::path(dir) / "hardware";
     if (is_folder(hw)) {
       for (const auto& p : files_in(hw, ".yaml", false, "catalog")) {
-        const ConfigNode f = ConfigNode::load_file(p.string());
-        std::vector<std::string> names{p.stem().string()};
-        if (f.has("name") && f.get_string("name") != p.stem().string()) {
-          // The catalog key is the file's stem; a different name would show up in every output.
-          f.at("name").fail(fmt::format(
-              "'{}' differs from the file's name '{}' (expected the same; other spellings "
-              "go in aliases)",
-              f.get_string("name"), p.stem().string()));
-        }
-        if (auto aliases = f.find("aliases")) {
-          for (const auto& a : aliases->items()) names.push_back(a.as_string());
+        std::vector<std::string> names;
+        if (auto quick = quick_names(p)) {
+          names = std::move(*quick);
+        } else {
+          const ConfigNode f = ConfigNode::load_file(p.string());
+          names.push_back(p.stem().string());
+          if (f.has("name") && f.get_string("name") != p.stem().string()) {
+            // The catalog key is the file's stem; a different name would show up in every output.
+            f.at("name").fail(fmt::format(
+                "'{}' differs from the file's name '{}' (expected the same; other spellings "
+                "go in aliases)",
+                f.get_string("name"), p.stem().string()));
+          }
+          if (auto aliases = f.find("aliases")) {
+            for (const auto& a : aliases->items()) names.push_back(a.as_string());
+          }
         }
         bool first_dir_entry = !gpu_files_.count(lowercase(p.stem().string()));
         for (const auto& n : names) gpu_files_.emplace(lowercase(n), p.string());

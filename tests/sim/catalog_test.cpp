@@ -179,3 +179,32 @@ TEST_CASE("A GPU's validation class is the measured GPUs of its arch and memory 
   unknown.memory_type.clear();
   CHECK(cat.class_checked_on(unknown).empty());
 }
+
+TEST_CASE("The index knows every alias a hardware file lists, in any YAML form", "[catalog]") {
+  Catalog cat(Catalog::default_dirs());
+  const ConfigNode here = ConfigNode::parse("x: 1", "test");
+  int aliases = 0;
+  for (const auto& p : files_in(std::filesystem::path(Catalog::default_dirs().back()) / "hardware",
+                                ".yaml", false, "test")) {
+    const ConfigNode f = ConfigNode::load_file(p.string());
+    for (const ConfigNode& a : f.at("aliases").items()) {
+      INFO(p.string() << ": " << a.as_string());
+      CHECK(cat.gpu(a.as_string(), here).name == p.stem().string());
+      ++aliases;
+    }
+  }
+  CHECK(aliases > 50);
+  // Block-style aliases and a quoted name take the full parse, with the same result.
+  const auto dir = std::filesystem::temp_directory_path() / "servesim_catalog_alias_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "hardware");
+  std::ofstream(dir / "hardware" / "qbgpu.yaml") << "name: \"qbgpu\"\naliases:\n  - QB One\n";
+  std::ofstream(dir / "hardware" / "qcgpu.yaml") << "name: qcgpu   # a comment\n"
+                                                 << "aliases: [QC One, QC-2]  # more\n";
+  Catalog mine({dir.string()});
+  CHECK(mine.gpu_names() == std::vector<std::string>{"qbgpu", "qcgpu"});
+  CHECK_THROWS_WITH(mine.gpu("qb one", here), Contains("qbgpu.yaml"));  // found, then loaded
+  CHECK_THROWS_WITH(mine.gpu("QC-2", here), Contains("qcgpu.yaml"));
+  CHECK_THROWS_WITH(mine.gpu("QD", here), Contains("unknown GPU 'QD'"));
+  std::filesystem::remove_all(dir);
+}
