@@ -75,6 +75,14 @@ RequestSpec at(double ms, int prompt, int output) {
   return RequestSpec{ms_to_sim(ms), prompt, output, -1, 0};
 }
 
+// Speculation with the draft model `draft` (named "draft" here), k = 2, every draft accepted.
+Speculation drafting_with(ModelSpec& draft) {
+  draft.name = "draft";
+  return Speculation(parse_spec("{method: draft, draft_model: draft, num_speculative_tokens: 2, "
+                                "acceptance_rate: 1}"),
+                     &draft, 1);
+}
+
 std::vector<RequestSpec> mix() {
   std::vector<RequestSpec> specs;
   for (int i = 0; i < 24; ++i) specs.push_back(at(3.0 * i, 40 + 37 * (i % 5), 5 + 13 * (i % 4)));
@@ -180,10 +188,7 @@ TEST_CASE("A draft model's passes are priced with the draft model, the verify as
           "[speculation]") {
   Fixture f(2);
   ModelSpec draft;
-  draft.name = "draft";
-  const Speculation s(parse_spec("{method: draft, draft_model: draft, num_speculative_tokens: 2, "
-                                 "acceptance_rate: 1}"),
-                      &draft, 1);
+  const Speculation s = drafting_with(draft);
   BatchShape shape;
   shape.prefills.push_back(PrefillChunk{3, 100});
   const std::vector<DraftSlot> drafts{{100, 2}};
@@ -196,10 +201,7 @@ TEST_CASE("The drafter reads a step's real prefill chunks: a draft model in full
           "[speculation]") {
   Fixture f(2);
   ModelSpec draft;
-  draft.name = "draft";
-  const Speculation by_model(parse_spec("{method: draft, draft_model: draft, "
-                                        "num_speculative_tokens: 2, acceptance_rate: 1}"),
-                             &draft, 1);
+  const Speculation by_model = drafting_with(draft);
   const Speculation by_heads(
       parse_spec("{method: mtp, num_speculative_tokens: 2, acceptance_rate: 1}"), nullptr, 1);
   BatchShape shape;
