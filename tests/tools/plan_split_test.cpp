@@ -39,9 +39,10 @@ std::vector<std::string> split_case(const fs::path& out, const std::string& spli
           out.string()};
 }
 
-// simulate's summary of plan_small with extra --set arguments.
-nlohmann::json simulate(const std::vector<std::string>& sets) {
-  const auto dir = fresh_dir("plan_split_sim");
+// simulate's summary of plan_small with extra --set arguments, written under out/<dir_name> (one
+// name per test case: CTest runs them in parallel).
+nlohmann::json simulate(const std::vector<std::string>& sets, const std::string& dir_name) {
+  const auto dir = fresh_dir(dir_name);
   std::vector<std::string> args = {kPlanSmall, "--out", dir.string(), "--quiet"};
   for (const auto& s : sets) args.insert(args.end(), {"--set", s});
   const auto r = run_simulate(args);
@@ -65,9 +66,9 @@ std::string group(const nlohmann::json& pick, int count) {
 
 TEST_CASE("workload.prompt_tokens keeps the requests in range and counts the rest",
           "[tools][plan]") {
-  const nlohmann::json all = simulate({});
-  const nlohmann::json kept = simulate({"workload.prompt_tokens.max=1024"});
-  const nlohmann::json rest = simulate({"workload.prompt_tokens.min=1025"});
+  const nlohmann::json all = simulate({}, "plan_split_filter");
+  const nlohmann::json kept = simulate({"workload.prompt_tokens.max=1024"}, "plan_split_filter");
+  const nlohmann::json rest = simulate({"workload.prompt_tokens.min=1025"}, "plan_split_filter");
   const auto arrived = [](const nlohmann::json& s) {
     return s["requests"]["arrived"].get<std::int64_t>();
   };
@@ -119,7 +120,7 @@ TEST_CASE("plan --split plans each pool on its own stream and checks the split f
       REQUIRE(!pick.is_null());
       const int n = pick["replicas"].get<int>();
       // The pool's pick meets on its own stream.
-      CHECK(meets(simulate({bound, "replicas=[" + group(pick, n) + "]"})));
+      CHECK(meets(simulate({bound, "replicas=[" + group(pick, n) + "]"}, "plan_split_check")));
       CHECK(fs::exists(dir / ("split_" + std::to_string(t)) / pool / "plan.json"));
     }
     CHECK(row["objective"].get<double>() ==
@@ -132,7 +133,8 @@ TEST_CASE("plan --split plans each pool on its own stream and checks the split f
       {"replicas=[" + group(best["short"], best["short"]["replicas"].get<int>()) + ", " +
            group(best["long"], best["long"]["replicas"].get<int>()) + "]",
        "router={kind: length_split, pools: [{name: short, groups: [0], max_prompt_tokens: " +
-           std::to_string(t) + "}, {name: long, groups: [1]}]}"});
+           std::to_string(t) + "}, {name: long, groups: [1]}]}"},
+      "plan_split_check");
   CHECK(meets(whole) == doc["split_check"]["meets"].get<bool>());
   CHECK(whole["latency_ms"]["ttft"]["p99"].get<double>() ==
         Approx(doc["split_check"]["metrics"]["ttft_p99_ms"].get<double>()));
