@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "schedulers/router/outstanding_index.hpp"
 #include "schedulers/router/round_robin_router.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/engine/router.hpp"
@@ -23,8 +24,9 @@ namespace servesim {
 // Weights: affinity outranks load until the holder is full (max_outstanding); past it, load alone
 // decides.
 // Cost per request: O(max_holders) (an unordered_map lookup, then one outstanding count per
-// holder) when a holder qualifies; the least_outstanding fallback scans the eligible replicas
-// (O(N)). The router's table holds O(adapters · max_holders) ids. Deterministic. Not thread-safe.
+// holder) when a holder qualifies; the least_outstanding fallback is O(log N) from its index of
+// loads (a scan for a request that fits on only some replicas). The router's table holds O(adapters
+// · max_holders) ids. Deterministic. Not thread-safe.
 class LoraAffinityRouter : public Router {
  public:
   struct Options {
@@ -40,6 +42,12 @@ class LoraAffinityRouter : public Router {
   std::string_view name() const override { return "lora_affinity"; }
   ReplicaId route(Request& request, const Fleet& fleet, const std::vector<ReplicaId>& eligible,
                   SimTime now) override;
+  void on_routable(const Fleet& fleet, const std::vector<ReplicaId>& routable) override {
+    index_.rebuild(fleet, routable);
+  }
+  void on_replica_update(const Replica& replica) override { index_.update(replica); }
+  // Requests routed from the index of loads (the rest by a scan).
+  std::int64_t indexed_routes() const { return least_.indexed(); }
   // Requests routed to a holder of their adapter, and those sent by load (a miss).
   std::int64_t affinity_hits() const { return hits_; }
   std::int64_t affinity_misses() const { return misses_; }
@@ -48,6 +56,7 @@ class LoraAffinityRouter : public Router {
   Options o_;
   std::unordered_map<std::int32_t, std::vector<ReplicaId>> holders_;
   LeastInTurn least_;
+  OutstandingIndex index_;
   std::int64_t hits_ = 0;
   std::int64_t misses_ = 0;
 };

@@ -9,7 +9,7 @@ ReplicaId RoundRobinRouter::route(Request& /*request*/, const Fleet& fleet,
   // The first eligible id at or after next_, wrapping around.
   auto it = std::lower_bound(eligible.begin(), eligible.end(), next_);
   const ReplicaId chosen = it != eligible.end() ? *it : eligible.front();
-  next_ = static_cast<ReplicaId>((chosen + 1) % static_cast<ReplicaId>(fleet.size()));
+  took(chosen, fleet.size());
   return chosen;
 }
 

@@ -27,6 +27,11 @@ SessionAffinityRouter::Options SessionAffinityRouter::parse(const ConfigNode& no
 
 ReplicaId SessionAffinityRouter::least_loaded(Request& request, const Fleet& fleet,
                                               const std::vector<ReplicaId>& eligible, SimTime now) {
+  if (index_.covers(eligible)) {
+    mean_ = static_cast<double>(index_.total()) / static_cast<double>(eligible.size());
+    since_scan_ = 0;
+    return least_.route(index_, fleet);
+  }
   std::int64_t total = 0;
   const ReplicaId id = least_.route(request, fleet, eligible, now, [&](ReplicaId r) {
     const std::int64_t o = outstanding_of(fleet, r);
@@ -50,7 +55,11 @@ ReplicaId SessionAffinityRouter::route(Request& request, const Fleet& fleet,
   }
   if (since_scan_ >= static_cast<std::int64_t>(fleet.size())) {
     std::int64_t total = 0;
-    for (const ReplicaId r : eligible) total += outstanding_of(fleet, r);
+    if (index_.covers(eligible)) {
+      total = index_.total();
+    } else {
+      for (const ReplicaId r : eligible) total += outstanding_of(fleet, r);
+    }
     mean_ = static_cast<double>(total) / static_cast<double>(eligible.size());
     since_scan_ = 0;
   }

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "schedulers/router/outstanding_index.hpp"
 #include "schedulers/router/round_robin_router.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/engine/router.hpp"
@@ -17,10 +18,10 @@ namespace servesim {
 // the session's replica. Overloaded: outstanding > overload_factor × max(fleet mean, 1), the
 // mean over the eligible replicas as of the last scan. A request without a session goes to the
 // least loaded replica.
-// Cost: a sticky request is O(log N) (the eligibility lookup); a first request or a fallback
-// scans the fleet (O(N), as least_outstanding) and refreshes the mean, which is also refreshed
-// after every N sticky requests, so the mean costs O(1) per request amortized. State: one entry
-// per session seen. Deterministic; not thread-safe.
+// Cost: O(log N) per request (the eligibility lookup, and least_outstanding's index of loads for
+// a first request or a fallback, which also refresh the mean; so does every Nth sticky request).
+// A request that fits on only some replicas is routed by a scan. State: one entry per session
+// seen. Deterministic; not thread-safe.
 class SessionAffinityRouter : public Router {
  public:
   struct Options {
@@ -32,6 +33,12 @@ class SessionAffinityRouter : public Router {
   std::string_view name() const override { return "session_affinity"; }
   ReplicaId route(Request& request, const Fleet& fleet, const std::vector<ReplicaId>& eligible,
                   SimTime now) override;
+  void on_routable(const Fleet& fleet, const std::vector<ReplicaId>& routable) override {
+    index_.rebuild(fleet, routable);
+  }
+  void on_replica_update(const Replica& replica) override { index_.update(replica); }
+  // Requests routed from the index of loads (the rest by a scan).
+  std::int64_t indexed_routes() const { return least_.indexed(); }
 
   // Requests sent to their session's replica, and those that moved it (overload or no fit).
   std::int64_t sticky() const { return sticky_; }
@@ -44,6 +51,7 @@ class SessionAffinityRouter : public Router {
 
   Options o_;
   LeastInTurn least_;
+  OutstandingIndex index_;
   std::unordered_map<std::int64_t, ReplicaId> home_;  // session -> its replica
   double mean_ = 0;                                   // fleet mean outstanding at the last scan
   std::int64_t since_scan_ = 0;                       // sticky requests since that scan

@@ -66,6 +66,7 @@ EngineTotals Engine::run() {
   if (autoscaler_ != nullptr) {
     index_routable();  // the largest request every replica can hold; the routable ones follow
     routable_ = autoscaler_->active();
+    router_.on_routable(fleet_, routable_);
     queue_.push(autoscaler_->config().interval, kAutoscale, 0);
   }
   std::int64_t events = 0;
@@ -218,7 +219,9 @@ ReplicaId Engine::admit(const RequestSpec& spec, SimTime now) {
         fmt::format("router '{}' returned replica {}, which is not active", router_.name(), id));
   }
   r->replica = id;
-  fleet_[static_cast<std::size_t>(id)]->scheduler->enqueue(r, now);
+  Replica& replica = *fleet_[static_cast<std::size_t>(id)];
+  replica.scheduler->enqueue(r, now);
+  router_.on_replica_update(replica);
   return id;
 }
 
@@ -236,6 +239,7 @@ void Engine::index_routable() {
                  (kv.total_blocks() - kv.watermark_blocks()) * std::int64_t{kv.block_size()});
   }
   if (routable_.empty()) routable_max_len_ = routable_max_kv_tokens_ = 0;
+  router_.on_routable(fleet_, routable_);
 }
 
 void Engine::set_step_power(Replica& replica, double watts, SimTime now) {
@@ -255,6 +259,7 @@ void Engine::try_start(Replica& replica, SimTime now) {
   if (replica.batch.empty()) {
     replica.busy = !replica.in_flight.empty();
     totals_.preemptions += replica.batch.preempted;
+    router_.on_replica_update(replica);  // preemptions freed KV
     return;
   }
   // The step's shape, and its requests marked in flight, in one pass over the batch.
@@ -357,6 +362,7 @@ void Engine::try_start(Replica& replica, SimTime now) {
   }
   replica.in_flight.push_back({std::move(replica.batch), end, watts});
   replica.batch = Batch{};
+  router_.on_replica_update(replica);  // the step took KV
 }
 
 // The tokens a finished step computed, and the output tokens it emitted (into tokens_ and
@@ -415,6 +421,7 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
     tokens_.clear();
   }
   replica.scheduler->complete_batch(step.batch, finished_, now, replica.kv);
+  router_.on_replica_update(replica);
   // The step's entry vector becomes the replica's next batch: its capacity is kept, so forming
   // a batch allocates nothing once batches have reached their size.
   if (replica.batch.empty()) {
@@ -492,6 +499,7 @@ void Engine::on_autoscale(SimTime now) {
   }
   for (const auto& replica : fleet_) autoscaler_->release_if_drained(*replica, now);
   routable_ = autoscaler_->active();
+  router_.on_routable(fleet_, routable_);
   queue_.push(now + autoscaler_->config().interval, kAutoscale, 0);
 }
 
@@ -499,6 +507,7 @@ void Engine::on_provisioned(ReplicaId id, SimTime now) {
   // A replica cancelled while it was provisioning (and maybe provisioning again) stays as it is.
   if (!autoscaler_->activate(id, now)) return;
   routable_ = autoscaler_->active();
+  router_.on_routable(fleet_, routable_);
   try_start(*fleet_[static_cast<std::size_t>(id)], now);
 }
 
@@ -579,6 +588,7 @@ void Engine::on_transfers(SimTime now) {
     Replica& from = *fleet_[static_cast<std::size_t>(t.from)];
     Replica& to = *fleet_[static_cast<std::size_t>(t.to)];
     prefill_roles_[static_cast<std::size_t>(t.from)]->release_handed_off(&r, from.kv);
+    router_.on_replica_update(from);
     r.kv_blocks = t.blocks;
     r.kv_shared = 0;
     r.replica = t.to;
