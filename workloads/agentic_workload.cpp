@@ -35,6 +35,18 @@ RequestSpec AgenticWorkload::make(std::int64_t task, std::int32_t turn, SimTime 
   return r;
 }
 
+RequestSpec AgenticWorkload::make_root(std::int64_t task, SimTime at, std::int32_t prompt,
+                                       std::int32_t output) {
+  RequestSpec r = make(task, 0, at, prompt, output, prompt);
+  // Its reply is part of the context every later request of the task starts with: the hashes
+  // run over prompt + output (all of it shared), so the tool calls find the reply's blocks.
+  const auto covered = static_cast<std::int32_t>(std::min<std::int64_t>(
+      std::int64_t{r.prompt_tokens} + output, std::numeric_limits<std::int32_t>::max() / 2));
+  r.hashes = session_hashes(task, covered, covered, 0);
+  r.hashes_cover_output = true;
+  return r;
+}
+
 RequestSpec AgenticWorkload::start_session(std::int64_t id, SimTime at) {
   const auto [prompt, output] = root_.next();
   Task t;
@@ -44,7 +56,7 @@ RequestSpec AgenticWorkload::start_session(std::int64_t id, SimTime at) {
   for (std::int64_t i = 0; i < fan_out; ++i) t.calls.push_back(tools_.next());
   if (aggregate_) t.aggregate = aggregate_->next();
   active_.emplace(id, std::move(t));
-  return make(id, 0, at, prompt, output, prompt);
+  return make_root(id, at, prompt, output);
 }
 
 void AgenticWorkload::on_request_done(const RequestSpec& spec, SimTime now, bool rejected) {

@@ -30,10 +30,13 @@ struct AgenticSpec {
 // context + every finished tool call's output + a new message. A refused root ends the task.
 // Request turns: 0 the root, 1…F the tool calls, F + 1 the aggregation; the session is the task.
 // Block hashes (session_hashes) make the context a prefix the tool calls and the aggregation
-// share, and each tool call's suffix its own. A task draws its fan-out and every length when it
-// starts (tasks start in a fixed order), so a seed gives each task the same requests whatever the
-// fleet does with them. Seed streams: arrivals, each length sampler, and
-// fan-out counts. Not thread-safe.
+// share, and each tool call's suffix its own. The root's hashes cover its reply (part of the
+// context), so the tool calls find the reply's full blocks cached; a tool call's reply is never
+// reused: no later request extends a call's sequence (the aggregation quotes the results after
+// the context, not after each call's suffix), so its hashes cover only its prompt. A task draws its
+// fan-out and every length when it starts (tasks start in a fixed order), so a seed gives each task
+// the same requests whatever the fleet does with them. Seed streams: arrivals, each length sampler,
+// and fan-out counts. Not thread-safe.
 class AgenticWorkload final : public ClosedLoopBase {
  public:
   AgenticWorkload(const ArrivalSpec& arrivals, AgenticSpec spec, const WorkloadOptions& options,
@@ -54,6 +57,8 @@ class AgenticWorkload final : public ClosedLoopBase {
   RequestSpec start_session(std::int64_t id, SimTime at) override;
   static RequestSpec make(std::int64_t task, std::int32_t turn, SimTime at, std::int64_t prompt,
                           std::int32_t output, std::int32_t shared);
+  static RequestSpec make_root(std::int64_t task, SimTime at, std::int32_t prompt,
+                               std::int32_t output);
 
   AgenticSpec spec_;
   LengthSampler root_;

@@ -52,13 +52,24 @@ void ClosedLoopBase::give_back(RequestSpec spec) {
   push(std::move(spec));
 }
 
+void ClosedLoopBase::on_request_left_out(const RequestSpec& spec) {
+  // The follow-ups arrive at or after spec.arrival, which is no earlier than anything still
+  // queued: the order next() yields in holds. The subclasses count every request done without a
+  // refusal as finished; this one was not.
+  on_request_done(spec, spec.arrival, /*rejected=*/false);
+  --counts_.requests_finished;
+  ++counts_.requests_left_out;
+}
+
 void ClosedLoopBase::push(RequestSpec spec) {
   queue_.push_back(Queued{std::move(spec), seq_++});
   std::push_heap(queue_.begin(), queue_.end(), later);
 }
 
 const SessionCounts* session_counts(const Workload& workload) {
-  if (const auto* c = dynamic_cast<const ClosedLoopBase*>(&workload)) return &c->session_counts();
+  if (const auto* c = dynamic_cast<const ClosedLoopBase*>(workload.closed_loop())) {
+    return &c->session_counts();
+  }
   return nullptr;
 }
 

@@ -21,7 +21,10 @@ struct SessionCounts {
   std::int64_t cut_at_max_prompt = 0;   // of the completed: the next prompt was too long
   std::int64_t ended_by_rejection = 0;  // a request of theirs was refused; no more followed
   std::int64_t requests_finished = 0;   // turns (sessions) or requests (agent tasks)
-  SimTime completed_time_sum = 0;       // first arrival to last completion, over completed
+  // Left out by a wrapper (workload.prompt_tokens) before the engine saw them; their sessions
+  // went on as if they finished at their arrival (not in requests_finished).
+  std::int64_t requests_left_out = 0;
+  SimTime completed_time_sum = 0;  // first arrival to last completion, over completed
   double mean_session_s() const {
     return completed > 0 ? sim_to_s(completed_time_sum) / static_cast<double>(completed) : 0.0;
   }
@@ -38,6 +41,8 @@ class ClosedLoopBase : public Workload, public ClosedLoopWorkload {
  public:
   std::optional<RequestSpec> next() final;
   void give_back(RequestSpec spec) final;
+  void on_request_left_out(const RequestSpec& spec) final;
+  ClosedLoopWorkload* closed_loop() final { return this; }
   // num_requests, when given: the run yields at most that many.
   std::optional<std::int64_t> expected_requests() const final { return options_.num_requests; }
   const SessionCounts& session_counts() const { return counts_; }
@@ -79,7 +84,8 @@ class ClosedLoopBase : public Workload, public ClosedLoopWorkload {
   std::int64_t yielded_ = 0;  // less those handed back
 };
 
-// The session counts of a closed-loop workload; nullptr for any other.
+// The session counts of a closed-loop workload (itself or the one a wrapper holds); nullptr for
+// any other.
 const SessionCounts* session_counts(const Workload& workload);
 
 // The prefix-cache block hashes of a prompt of `prompt_tokens` tokens in session (or task) `root`:

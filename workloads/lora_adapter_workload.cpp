@@ -7,7 +7,7 @@ namespace servesim {
 
 LoraAdapterWorkload::LoraAdapterWorkload(std::unique_ptr<Workload> inner, const LoraConfig& config,
                                          std::uint64_t seed)
-    : inner_(std::move(inner)), base_fraction_(config.base_fraction), rng_(seed) {
+    : inner_(std::move(inner)), base_fraction_(config.base_fraction), rng_(seed), seed_(seed) {
   inner_->set_lora_adapters(config.num_adapters);
   inner_names_ = inner_->names_adapters();
   cdf_.resize(static_cast<std::size_t>(config.num_adapters));
@@ -24,6 +24,17 @@ std::int32_t LoraAdapterWorkload::draw() {
   // Two draws per request whatever the outcome, so one request's draw never shifts the next's.
   const double base = rng_.uniform01();
   const double u = rng_.uniform01();
+  return pick(base, u);
+}
+
+std::int32_t LoraAdapterWorkload::session_adapter(std::int64_t session) const {
+  RandomSource r(substream_seed(seed_, static_cast<std::uint64_t>(session)));
+  const double base = r.uniform01();
+  const double u = r.uniform01();
+  return pick(base, u);
+}
+
+std::int32_t LoraAdapterWorkload::pick(double base, double u) const {
   if (base < base_fraction_) return -1;
   const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), u);
   return static_cast<std::int32_t>(
@@ -32,7 +43,9 @@ std::int32_t LoraAdapterWorkload::draw() {
 
 std::optional<RequestSpec> LoraAdapterWorkload::next() {
   std::optional<RequestSpec> spec = inner_->next();
-  if (spec && !inner_names_) spec->adapter = draw();
+  if (spec && !inner_names_) {
+    spec->adapter = spec->session >= 0 ? session_adapter(spec->session) : draw();
+  }
   return spec;
 }
 

@@ -366,11 +366,6 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
   std::unique_ptr<Workload> w = make_unfiltered_workload(node, seed);
   const auto range = node.find("prompt_tokens");
   if (!range) return w;
-  if (node.has("sessions") || node.has("agentic")) {
-    range->fail(
-        "cannot filter a closed-loop workload (sessions, agentic): its later requests follow "
-        "from the ones served (expected no prompt_tokens)");
-  }
   range->require_map("a prompt length range {min: TOKENS, max: TOKENS}");
   range->check_keys({"min", "max"});
   if (!range->has("min") && !range->has("max")) range->fail("expected min, max or both");

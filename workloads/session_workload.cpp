@@ -1,6 +1,8 @@
 #include "workloads/session_workload.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -24,7 +26,13 @@ RequestSpec SessionWorkload::make_turn(std::int64_t session, std::int32_t turn, 
   r.session = session;
   r.turn = turn;
   r.prefix_tokens = prompt;  // the whole prompt is history later turns repeat
-  r.hashes = session_hashes(session, prompt, prompt, 0);
+  // And so is the reply: the hashes run over prompt + output, so its full blocks carry the keys
+  // the next turn's prompt has at the same positions.
+  const std::int64_t sequence = std::int64_t{prompt} + output;
+  const auto covered = static_cast<std::int32_t>(
+      std::min<std::int64_t>(sequence, std::numeric_limits<std::int32_t>::max()));
+  r.hashes = session_hashes(session, covered, covered, 0);
+  r.hashes_cover_output = true;
   return r;
 }
 

@@ -30,9 +30,10 @@ struct SessionsSpec {
 // session the same turns whatever the fleet does with them (only the later arrival times
 // differ: runs that compare routers serve the same sessions). A session ends after its last turn,
 // when a turn is refused, or before a prompt longer than max_prompt_tokens. Each request carries
-// its session and turn and block hashes over its whole prompt (session_hashes), so a turn finds the
-// earlier turns' prompt blocks in a prefix cache. Seed streams: arrivals, lengths, and counts with
-// think times. Not thread-safe.
+// its session and turn and block hashes over its whole prompt and its output (session_hashes,
+// RequestSpec::hashes_cover_output), so a turn finds the earlier turns' prompt and reply blocks
+// in a prefix cache, as vLLM V1 does: only the new message is prefilled. Seed streams: arrivals,
+// lengths, and counts with think times. Not thread-safe.
 class SessionWorkload final : public ClosedLoopBase {
  public:
   SessionWorkload(const ArrivalSpec& arrivals, SessionsSpec spec, const WorkloadOptions& options,

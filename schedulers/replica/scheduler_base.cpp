@@ -134,11 +134,23 @@ bool SchedulerBase::admit_front_into(Batch& batch, KvCache& kv, std::int32_t bud
 // Block i of r: its group's prefix block, then its own content.
 BlockKeys SchedulerBase::keys_of(const Request& r, std::int32_t block_size) {
   if (r.spec.hashes) {
-    return BlockKeys::hashed(r.spec.hashes, group_prefix_tokens(r), block_size,
-                             BlockKeys::own_id(r.id));
+    // Hashes over the reply key its blocks too (they never widen what admission may take: that
+    // is capped at the prompt prefix by cacheable_prefix_blocks); never past the chain's end.
+    const std::int64_t hashed =
+        r.spec.hashes_cover_output
+            ? std::min(std::int64_t{r.spec.prompt_tokens} + std::int64_t{r.spec.output_tokens},
+                       static_cast<std::int64_t>(r.spec.hashes->chain.size()) *
+                           r.spec.hashes->block_tokens)
+            : group_prefix_tokens(r);
+    return BlockKeys::hashed(r.spec.hashes, hashed, block_size, BlockKeys::own_id(r.id));
   }
   return BlockKeys(r.spec.prefix_group, group_prefix_tokens(r) / block_size,
                    BlockKeys::own_id(r.id));
+}
+
+void SchedulerBase::publish_reply(Request* r, KvCache& kv) {
+  kv.publish_prefix(keys_of(*r, kv.block_size()), r->computed / kv.block_size(), r->kv_blocks,
+                    r->kv_shared);
 }
 
 void SchedulerBase::free_kv(Request* r, KvCache& kv) {
@@ -156,6 +168,7 @@ void SchedulerBase::complete_batch(const Batch& batch, std::span<Request* const>
   // Its published prefix blocks stay cached when freed (as in vLLM); a hand-off keeps its KV
   // until it is sent.
   for (Request* r : finished) {
+    if (r->spec.hashes_cover_output) publish_reply(r, kv);
     if (!r->hand_off) release_finished(r, kv);
     lora_left(r);
   }

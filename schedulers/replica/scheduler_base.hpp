@@ -118,6 +118,10 @@ class SchedulerBase : public ReplicaScheduler {
   virtual void release_finished(Request* r, KvCache& kv) { free_kv(r, kv); }
   // The KV keys of r's blocks (its group's shared prefix, then its own content).
   static BlockKeys keys_of(const Request& r, std::int32_t block_size);
+  // A finished request whose hashes cover its output (RequestSpec::hashes_cover_output) publishes
+  // every full block it computed, the reply's included, before its KV is freed (no-op without
+  // prefix caching).
+  static void publish_reply(Request* r, KvCache& kv);
 
   SchedulerOptions options_;
   std::deque<Request*> waiting_;

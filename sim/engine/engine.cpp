@@ -17,7 +17,7 @@ Engine::Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel
       observers_(std::move(observers)) {
   if (fleet_.empty()) throw std::invalid_argument("Engine needs at least one replica");
   router_.attach(fleet_, cost_model_);
-  loop_ = dynamic_cast<ClosedLoopWorkload*>(&workload_);
+  loop_ = workload_.closed_loop();
   for (auto& r : fleet_) {
     r->idle_w = cost_model_.idle_power_w(r->spec);
     fleet_power_w_ += r->idle_w;

@@ -43,6 +43,12 @@ struct RequestSpec {
   // Set (with prefix_group −1): the prompt's first prefix_tokens tokens are keyed by these block
   // hashes in the prefix cache instead of by a group. Null for every workload but hashed traces.
   std::shared_ptr<const PrefixHashes> hashes = nullptr;
+  // Set (with hashes covering prompt + output tokens): the output's full blocks are keyed by the
+  // hashes too and published to the prefix cache when the request finishes, as vLLM V1 hashes
+  // every full block of a sequence, so a later request that continues this one (a session's next
+  // turn) finds the reply cached. What a request may take from the cache at admission stays
+  // within its first prefix_tokens prompt tokens.
+  bool hashes_cover_output = false;
   std::int32_t adapter = -1;  // its LoRA adapter (the run's `lora:` section); -1: the base model
   // Multi-turn and agentic workloads: the session (or agent task) the request belongs to and its
   // place in it (turn 0 first); -1 for requests of every other workload.

@@ -10,6 +10,8 @@
 
 namespace servesim {
 
+class ClosedLoopWorkload;
+
 // A lazy source of requests. Yields them in non-decreasing arrival order and holds O(1) state per
 // request it has not yet yielded (a 10M-request run must not hold 10M requests). Deterministic
 // for a given seed. Not thread-safe.
@@ -37,14 +39,21 @@ class Workload {
   // [-1, count), and says so in names_adapters().
   virtual void set_lora_adapters(std::int32_t /*count*/) {}
   virtual bool names_adapters() const { return false; }
+  // Its closed-loop role (ClosedLoopWorkload below): a closed-loop workload returns itself, a
+  // workload that wraps another forwards the inner one's, so the engine reaches the role through
+  // wrappers; nullptr for an open-loop workload.
+  virtual ClosedLoopWorkload* closed_loop() { return nullptr; }
+  const ClosedLoopWorkload* closed_loop() const {
+    return const_cast<Workload*>(this)->closed_loop();  // NOLINT: returns it as const
+  }
 };
 
 // The opt-in role of a closed-loop workload, whose later requests depend on when earlier ones end
 // (a session's next turn comes a think time after its previous one completes). The engine finds
-// it once, when it is built (a Workload that also derives from this), and then tells it about
-// every request that finished or was rejected. next() may return nullopt while requests are in
-// flight and later yield more: the engine asks again after each completion it reports. Requests a
-// completion at `now` makes arrive at or after `now`. Not thread-safe.
+// it once, when it is built (Workload::closed_loop), and then tells it about every request that
+// finished or was rejected. next() may return nullopt while requests are in flight and later
+// yield more: the engine asks again after each completion it reports. Requests a completion at
+// `now` makes arrive at or after `now`. Not thread-safe.
 class ClosedLoopWorkload {
  public:
   ClosedLoopWorkload() = default;
@@ -58,6 +67,10 @@ class ClosedLoopWorkload {
   // place. The engine hands back its held next arrival after completions, so that a follow-up
   // arriving earlier goes first.
   virtual void give_back(RequestSpec spec) = 0;
+  // A wrapper left out a request next() yielded before the engine saw it (a prompt-length
+  // filter): its session goes on as if it finished at its arrival, so the next turn still comes
+  // (or the session ends after its last), never waiting on a request no replica serves.
+  virtual void on_request_left_out(const RequestSpec& spec) = 0;
 };
 
 }  // namespace servesim

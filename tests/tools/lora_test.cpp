@@ -98,4 +98,19 @@ TEST_CASE("every lora key is checked before the run", "[lora][errors]") {
                  Contains("unknown target module 'qkv'"));
 }
 
+TEST_CASE("sessions under multi-LoRA serving run every turn of every session", "[lora][sessions]") {
+  const auto s = read_json(run_ok("lora_sessions", {"tests/tools/configs/lora_sessions.yaml"}) /
+                           "summary.json");
+  REQUIRE(s.contains("sessions"));
+  const auto& sessions = s["sessions"];
+  CHECK(sessions["started"] == 30);
+  CHECK(sessions["completed"] == 30);
+  CHECK(sessions["ended_by_rejection"] == 0);
+  CHECK(sessions["requests_finished"] == 30 * 4);
+  CHECK(s["requests"]["finished"] == 30 * 4);
+  REQUIRE(s.contains("lora"));
+  CHECK(s["lora"]["loads_from_disk"].get<int>() >= 1);
+  CHECK(s["prefix_cache"]["hit_rate"].get<double>() > 0);
+}
+
 }  // namespace servesim::test

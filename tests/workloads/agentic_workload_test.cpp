@@ -62,6 +62,15 @@ TEST_CASE("An agent's tool calls fan out when its root completes and share the r
     for (std::size_t j = 0; j < shared; ++j) {
       CHECK(c.hashes->chain[j] == calls[0].hashes->chain[j]);
     }
+    // The root's hashes run over its reply too, so the whole context is common with the root;
+    // a call's reply is reused by no later request, so its hashes stop at its prompt.
+    REQUIRE(root[0].hashes->chain.size() ==
+            (context + kSessionHashTokens - 1) / kSessionHashTokens);
+    for (std::size_t j = 0; j < shared; ++j) {
+      CHECK(c.hashes->chain[j] == root[0].hashes->chain[j]);
+    }
+    CHECK(root[0].hashes_cover_output);
+    CHECK_FALSE(c.hashes_cover_output);
     // Past the context each call is its own.
     if (i > 0) CHECK(c.hashes->chain[shared] != calls[0].hashes->chain[shared]);
   }

@@ -89,10 +89,12 @@ std::string sessions(int n, const std::string& turns, double qps, double think_s
 
 }  // namespace
 
-TEST_CASE("A two-turn session hits exactly the first turn's whole prompt blocks",
+TEST_CASE("A two-turn session hits exactly the first turn's whole prompt and reply blocks",
           "[workloads][sessions][engine]") {
-  // Turn 0: prompt 40, output 10 → publishes blocks 0 and 1 (tokens 0–31; block 2 is partial).
-  // Turn 1: prompt 40 + 10 + 40 = 90; it looks up ⌊89/16⌋ = 5 blocks and finds blocks 0 and 1.
+  // Turn 0: prompt 40, output 10. Its prefill publishes blocks 0 and 1 (tokens 0–31); it finishes
+  // with 40 + 10 − 1 = 49 tokens of KV (the last output token is never fed back) and publishes
+  // block 2 (tokens 32–47: 8 prompt and 8 reply tokens); block 3 is partial.
+  // Turn 1: prompt 40 + 10 + 40 = 90; it looks up ⌊89/16⌋ = 5 blocks and finds blocks 0–2.
   const Run r =
       run("workload:\n  arrival: {kind: static, qps: 1}\n  sessions: {num_sessions: 1, "
           "turns: {kind: fixed, count: 2}, lengths: {kind: fixed, prompt_tokens: 40, "
@@ -102,11 +104,30 @@ TEST_CASE("A two-turn session hits exactly the first turn's whole prompt blocks"
   CHECK(r.turns[0].prompt == 40);
   CHECK(r.turns[0].cached == 0);
   CHECK(r.turns[1].prompt == 90);
-  CHECK(r.turns[1].cached == 32);
+  CHECK(r.turns[1].cached == 48);
   CHECK(r.query_blocks == 2 + 5);
-  CHECK(r.hit_blocks == 2);
+  CHECK(r.hit_blocks == 3);
   // think_time_s 0: turn 1 arrives the instant turn 0 finishes.
   CHECK(r.turns[1].arrival == r.turns[0].finished);
+}
+
+TEST_CASE("The next turn finds the previous turn's prompt and its reply's whole blocks cached",
+          "[workloads][sessions][engine]") {
+  // Turn 0: prompt 32 (blocks 0–1), output 40; it ends with 32 + 40 − 1 = 71 tokens of KV, so
+  // blocks 2 and 3 (tokens 32–63) are whole blocks of its reply and block 4 is partial.
+  // Turn 1: prompt 32 + 40 + 32 = 104; it looks up ⌊103/16⌋ = 6 blocks and finds 0–3: the
+  // prompt's 32 tokens and 32 of the reply. Only the rest (104 − 64 = 40 tokens) is prefilled.
+  const Run r =
+      run("workload:\n  arrival: {kind: static, qps: 1}\n  sessions: {num_sessions: 1, "
+          "turns: {kind: fixed, count: 2}, lengths: {kind: fixed, prompt_tokens: 32, "
+          "output_tokens: 40}}\n",
+          "kind: round_robin", 1);
+  REQUIRE(r.turns.size() == 2);
+  CHECK(r.turns[0].cached == 0);
+  CHECK(r.turns[1].prompt == 104);
+  CHECK(r.turns[1].cached == 32 + 2 * 16);
+  CHECK(r.query_blocks == 1 + 6);  // turn 0 looks up ⌊31/16⌋ = 1 block
+  CHECK(r.hit_blocks == 4);
 }
 
 TEST_CASE("In the engine a turn never arrives before the previous one completes",
@@ -178,9 +199,11 @@ TEST_CASE("An agent task's tool calls start when its root completes and hit its 
       const Turn& call = by.at({task, i});
       CHECK(call.arrival == root.finished);
       CHECK(call.prompt == 1020 + 64);
-      // Same replica as the root: at least the root prompt's 62 whole blocks are cached.
+      // Same replica as the root, which ended with 1000 + 20 − 1 = 1019 tokens of KV: its 63
+      // whole blocks (the prompt and the start of the reply, the context) are cached; block 63
+      // holds the call's own suffix.
       CHECK(call.replica == root.replica);
-      CHECK(call.cached >= 62 * 16);
+      CHECK(call.cached == 63 * 16);
       last_call = std::max(last_call, call.finished);
     }
     const Turn& agg = by.at({task, 5});

@@ -73,13 +73,17 @@ TEST_CASE("A session's next turn is its history plus a new message, a think time
   const std::int32_t message = t1->prompt_tokens - t0->prompt_tokens - t0->output_tokens;
   CHECK(message >= 10);
   CHECK(message <= 100);
-  // The block hashes of turn 0's whole blocks are the first ones of turn 1.
-  const auto blocks0 = static_cast<std::size_t>(t0->prompt_tokens / kSessionHashTokens);
+  // Turn 0's hashes cover its prompt and its reply; their whole blocks are turn 1's first ones.
+  CHECK(t0->hashes_cover_output);
+  const std::int32_t sequence0 = t0->prompt_tokens + t0->output_tokens;
+  CHECK(t0->hashes->chain.size() ==
+        static_cast<std::size_t>((sequence0 + kSessionHashTokens - 1) / kSessionHashTokens));
+  const auto blocks0 = static_cast<std::size_t>(sequence0 / kSessionHashTokens);
   REQUIRE(t1->hashes->chain.size() >= blocks0);
   for (std::size_t j = 0; j < blocks0; ++j) CHECK(t1->hashes->chain[j] == t0->hashes->chain[j]);
-  CHECK(
-      t1->hashes->chain.size() ==
-      static_cast<std::size_t>((t1->prompt_tokens + kSessionHashTokens - 1) / kSessionHashTokens));
+  CHECK(t1->hashes->chain.size() ==
+        static_cast<std::size_t>((t1->prompt_tokens + t1->output_tokens + kSessionHashTokens - 1) /
+                                 kSessionHashTokens));
   loop.on_request_done(*t1, t1->arrival + seconds_to_sim(1.0), false);
   auto t2 = w->next();
   REQUIRE(t2);

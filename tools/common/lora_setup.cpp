@@ -17,10 +17,6 @@ void setup_lora(const RunConfig& config, BuiltRun& run) {
   if (config.speculative) {
     lora.node.fail("multi-LoRA serving is not modelled together with speculative decoding");
   }
-  if (config.workload.has("sessions") || config.workload.has("agentic")) {
-    lora.node.fail(
-        "multi-LoRA serving is not modelled with a closed-loop workload (sessions, agentic)");
-  }
   if (const RouterEntry* r = find_router(config.router.get_string("kind", "round_robin"));
       r != nullptr && r->capabilities.fleet_queue) {
     lora.node.fail(fmt::format(

@@ -254,6 +254,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
                            {"cut_at_max_prompt", sc->cut_at_max_prompt},
                            {"ended_by_rejection", sc->ended_by_rejection},
                            {"requests_finished", sc->requests_finished},
+                           {"requests_left_out", sc->requests_left_out},
                            {"mean_session_s", sc->mean_session_s()}};
   }
   if (!sensitivity.is_null()) summary["sensitivity"] = sensitivity;
