@@ -130,6 +130,18 @@ double PrefixAwareRouter::prefix_share(const Request& request, const Fleet& flee
   const auto& ids = seen_[static_cast<std::size_t>(id)].ids;
   if (!request.spec.hashes) return ids.count(keys.group) > 0 ? 1.0 : 0.0;
   const PrefixHashes& h = *request.spec.hashes;
+  if (h.block_tokens != PrefixHashes{}.block_tokens) {
+    // Hash blocks finer than the summary's stride (a session's 16-token blocks): walk the KV
+    // blocks the summary keeps, every stride-th, each standing for the stride after it.
+    const std::int64_t stride = hash_stride(bs);
+    std::int64_t blocks = 0;
+    while (blocks * bs < tokens) {
+      const auto j = static_cast<std::size_t>(((blocks + 1) * bs - 1) / h.block_tokens);
+      if (j >= h.chain.size() || ids.count(h.chain[j]) == 0) break;
+      blocks += stride;
+    }
+    return static_cast<double>(std::min(blocks * bs, tokens)) / static_cast<double>(tokens);
+  }
   std::int64_t matched = 0;
   while (matched * h.block_tokens < tokens && static_cast<std::size_t>(matched) < h.chain.size() &&
          ids.count(h.chain[static_cast<std::size_t>(matched)]) > 0) {

@@ -168,6 +168,17 @@ TEST_CASE("session_affinity keeps a session on one replica and hits more prefix 
   CHECK(static_cast<double>(sticky.hit_blocks) > 2.0 * static_cast<double>(rr.hit_blocks));
 }
 
+TEST_CASE("prefix_aware reading scraped cache summaries finds sessions' 16-token hash blocks",
+          "[workloads][sessions][engine][routers]") {
+  // The scrape summary keeps one id per 32 KV blocks (one per 512-token Mooncake hash block); a
+  // session's prompt is matched against it at those blocks, so turns follow their history.
+  const std::string w = sessions(200, "{kind: fixed, count: 5}", 4.0);
+  const Run scraped = run(w, "kind: prefix_aware\nscrape_interval_ms: 100", 4);
+  const Run rr = run(w, "kind: round_robin", 4);
+  REQUIRE(scraped.totals.finished == rr.totals.finished);
+  CHECK(static_cast<double>(scraped.hit_blocks) > 2.0 * static_cast<double>(rr.hit_blocks));
+}
+
 TEST_CASE("Closed-loop runs are deterministic for a seed", "[workloads][sessions][engine]") {
   const std::string w = sessions(50, "{kind: uniform, min: 1, max: 6}", 3.0);
   const auto key = [](const Run& r) {
