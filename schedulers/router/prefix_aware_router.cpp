@@ -194,8 +194,17 @@ double PrefixAwareRouter::share_below_level(const Request& request, std::size_t 
                                             std::int64_t tokens) const {
   const std::int64_t hb = request.spec.hashes->block_tokens;
   const std::int64_t level_tokens = static_cast<std::int64_t>(m) * hb;
-  if (o_.scrape_interval > 0) {  // prefix_share counts whole hash blocks then
+  if (o_.scrape_interval > 0 && hb == PrefixHashes{}.block_tokens) {
+    // prefix_share counts whole hash blocks then
     return static_cast<double>(std::min(level_tokens, tokens)) / static_cast<double>(tokens);
+  }
+  if (o_.scrape_interval > 0) {
+    // Finer hash blocks are matched at every stride-th KV block, each standing for the stride
+    // after it: the walk stops at the first such block at or past level m.
+    const std::int64_t stride = hash_stride(block_size_);
+    const std::int64_t blocks = (level_tokens / block_size_ + stride - 1) / stride * stride;
+    return static_cast<double>(std::min(blocks * block_size_, tokens)) /
+           static_cast<double>(tokens);
   }
   const std::int64_t blocks = std::min(level_tokens / block_size_, tokens / block_size_);
   return static_cast<double>(blocks * block_size_) / static_cast<double>(tokens);
