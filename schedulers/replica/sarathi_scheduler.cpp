@@ -74,24 +74,33 @@ SarathiScheduler::DecodePass SarathiScheduler::schedule_decodes(KvCache& kv, Bat
   std::size_t partial_from = 0;
   bool partial_seen = false;
   std::size_t seen = 0;
-  for (; seen < running_.size() && budget > 0; ++seen) {
-    Request* r = running_[seen];
+  // The running list is read through locals, refreshed only where a preemption changed it (the
+  // batch's stores would otherwise make every iteration reload it).
+  Request* const* running = running_.data();
+  std::size_t size = running_.size();
+  const std::int64_t block_size = kv.block_size();
+  for (; seen < size && budget > 0; ++seen) {
+    Request* r = running[seen];
     if (r->step_tokens > 0) continue;
     if (!r->is_decode()) {
       if (!partial_seen) partial_from = seen;
       partial_seen = true;
       continue;
     }
-    if constexpr (kSpeculative) {
-      const std::int32_t tokens = decode_tokens(r, budget);
-      if (!grow_or_preempt(r, tokens, kv, batch)) break;
-      schedule_decode(batch, r, tokens);
-      budget -= tokens;
-    } else {
-      if (!grow_or_preempt(r, 1, kv, batch)) break;  // r itself was the tail: nothing older left
-      schedule(batch, r, 1);
-      --budget;
+    const std::int32_t tokens = kSpeculative ? decode_tokens(r, budget) : 1;
+    // The blocks r holds cover the step (most decodes), else grow_or_preempt's full path.
+    if (static_cast<std::int64_t>(r->computed) + tokens > r->kv_blocks * block_size) {
+      const bool grown = grow_or_preempt(r, tokens, kv, batch);
+      running = running_.data();
+      size = running_.size();
+      if (!grown) break;  // r itself was the tail: nothing older left
     }
+    if constexpr (kSpeculative) {
+      schedule_decode(batch, r, tokens);
+    } else {
+      schedule(batch, r, 1);
+    }
+    budget -= tokens;
   }
   if (seen == running_.size() && !partial_seen) partial_from = seen;  // none for step 2
   return {partial_from, budget};

@@ -266,10 +266,14 @@ void Engine::try_start(Replica& replica, SimTime now) {
   shape_.clear();
   std::int32_t prefill_tokens = 0;
   std::int32_t verifies = 0;
+  // Decode contexts are written in place (at most one per entry) and the vector cut to them after.
+  shape_.decode_contexts.resize(replica.batch.entries.size());
+  std::int32_t* const contexts = shape_.decode_contexts.data();
+  std::size_t decodes = 0;
   for (const auto& entry : replica.batch.entries) {
     Request& r = *entry.request;
     if (entry.tokens == 1 && r.is_decode()) {
-      shape_.decode_contexts.push_back(r.computed);  // it has a token: it was scheduled before
+      contexts[decodes++] = r.computed;  // it has a token: it was scheduled before
     } else if (entry.draft_tokens > 0) {
       // A decode that verifies drafts: a chunk of 1 + drafts query tokens after its context.
       if (verifies++ == 0) drafts_.clear();
@@ -284,6 +288,7 @@ void Engine::try_start(Replica& replica, SimTime now) {
     }
     r.in_flight = true;
   }
+  shape_.decode_contexts.resize(decodes);
   if (replica.lora != nullptr) {  // multi-LoRA: the step's adapters, for the cost model
     collect_lora_slices(replica.batch, shape_.lora);
     replica.lora->record_step(static_cast<std::int32_t>(shape_.lora.size()));
@@ -366,10 +371,15 @@ void Engine::try_start(Replica& replica, SimTime now) {
 }
 
 // The tokens a finished step computed, and the output tokens it emitted (into tokens_ and
-// finished_). Instantiated apart for runs with speculation, so that the loop of every other run
-// carries none of its work.
-template <bool kSpeculative>
+// finished_). Instantiated apart for runs with speculation and for disaggregated runs (the only
+// ones whose requests are handed off), so that the loop of every other run carries none of their
+// work.
+template <bool kSpeculative, bool kHandOff>
 void Engine::account_step(const Batch& batch, SimTime now) {
+  // At most one token event per entry: written in place, counted in num_tokens_.
+  if (tokens_.size() < batch.entries.size()) tokens_.resize(batch.entries.size());
+  TokenEvent* const events = tokens_.data();
+  std::size_t emitted_events = 0;
   for (const auto& entry : batch.entries) {
     Request& r = *entry.request;
     std::int32_t emitted = 1;
@@ -399,10 +409,12 @@ void Engine::account_step(const Batch& batch, SimTime now) {
       if (r.first_token < 0) r.first_token = now;
       r.tbt_max_ns = std::max(r.tbt_max_ns, gap);
       r.last_token = now;
-      tokens_.push_back(TokenEvent{&r, gap, emitted});
-      if (r.done()) finished_.push_back(&r);
+      events[emitted_events++] = TokenEvent{&r, gap, emitted};
+      // Request::done(), with hand_off known false where no request is handed off.
+      if (kHandOff ? r.done() : r.generated >= r.spec.output_tokens) finished_.push_back(&r);
     }
   }
+  num_tokens_ = emitted_events;
 }
 
 void Engine::on_step_end(Replica& replica, SimTime now) {
@@ -411,14 +423,17 @@ void Engine::on_step_end(Replica& replica, SimTime now) {
   replica.busy = !replica.in_flight.empty();
   if (step.watts != 0) set_step_power(replica, replica.step_power_w - step.watts, now);
   finished_.clear();
+  const bool hand_offs = decode_router_ != nullptr;
   if (speculation_ == nullptr) {
-    account_step<false>(step.batch, now);
+    hand_offs ? account_step<false, true>(step.batch, now)
+              : account_step<false, false>(step.batch, now);
   } else {
-    account_step<true>(step.batch, now);
+    hand_offs ? account_step<true, true>(step.batch, now)
+              : account_step<true, false>(step.batch, now);
   }
-  if (!tokens_.empty()) {
-    for (auto* o : observers_) o->on_tokens(tokens_, now);
-    tokens_.clear();
+  if (num_tokens_ > 0) {
+    const std::span<const TokenEvent> events(tokens_.data(), num_tokens_);
+    for (auto* o : observers_) o->on_tokens(events, now);
   }
   replica.scheduler->complete_batch(step.batch, finished_, now, replica.kv);
   router_.on_replica_update(replica);

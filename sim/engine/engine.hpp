@@ -131,7 +131,7 @@ class Engine {
   // The step starting on `replica` now draws `watts` above its idle power (0: it goes idle).
   void set_step_power(Replica& replica, double watts, SimTime now);
   void on_step_end(Replica& replica, SimTime now);
-  template <bool kSpeculative>
+  template <bool kSpeculative, bool kHandOff>
   void account_step(const Batch& batch, SimTime now);
   // Disaggregation: sends the head of the hand-off queue while a decode replica has room.
   void drain_handoffs(SimTime now);
@@ -169,7 +169,8 @@ class Engine {
   std::vector<ReplicaId> touched_;  // replicas that got requests at this arrival instant
   bool any_queued_ = false;         // … and whether the router held one for any replica to pull
   std::vector<Request*> finished_;
-  std::vector<TokenEvent> tokens_;  // of the step ending (scratch)
+  std::vector<TokenEvent> tokens_;  // of the step ending (scratch, sized to the largest batch)
+  std::size_t num_tokens_ = 0;      // … of which the step ending filled these
   BatchShape shape_;
   const Speculation* speculation_ = nullptr;
   std::vector<DraftSlot> drafts_;  // the speculating requests of the step being priced (scratch)

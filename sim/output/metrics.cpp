@@ -27,6 +27,16 @@ void MetricsCollector::on_tokens(std::span<const TokenEvent> tokens, SimTime /*n
   // end): each run of equal gaps and class goes into the sketches at once.
   // Without SLO classes no request has one, and the class is not looked up.
   const bool classed = !classes_.empty();
+  if (!classed) {  // the same runs, compared by gap alone
+    for (std::size_t i = 0; i < tokens.size();) {
+      const SimTime gap = tokens[i].gap_ns;
+      std::size_t j = i + 1;
+      while (j < tokens.size() && tokens[j].gap_ns == gap) ++j;
+      if (gap >= 0) tbt_.add(sim_to_ms(gap), static_cast<std::int64_t>(j - i));
+      i = j;
+    }
+    return;
+  }
   const auto class_at = [&](std::size_t i) { return classed ? class_of(*tokens[i].request) : -1; };
   for (std::size_t i = 0; i < tokens.size();) {
     const SimTime gap = tokens[i].gap_ns;

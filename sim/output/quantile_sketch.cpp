@@ -1,7 +1,9 @@
 #include "sim/output/quantile_sketch.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -22,6 +24,38 @@ std::int64_t nearest_rank(double q, std::int64_t n) {
   auto rank = static_cast<std::int64_t>(std::ceil(r));
   if (rank > 1 && static_cast<double>(rank - 1) >= r * (1 - 1e-12)) --rank;
   return std::clamp<std::int64_t>(rank, 1, n);
+}
+
+// `sum` plus `value` n times, rounded after each addition as a loop rounds it. While every partial
+// sum stays inside the binade [2^(e-1), 2^e) of `sum`, each addition rounds to that binade's grid
+// of ulp = 2^(e-53) (to nearest, as the default rounding mode does): it adds `value` rounded to the
+// grid (the same multiple d every time, unless `value` falls exactly halfway, where the rounding
+// follows the partial sum's parity), and every partial sum is an exact multiple of ulp. The n
+// additions then give sum + n·d exactly, which is computed at once; elsewhere (a tie, a partial sum
+// that could leave the binade) the loop runs.
+double add_repeated(double sum, double value, std::int64_t n) {
+  // The biased exponent b of a normal sum: sum in [2^(b-1023), 2^(b-1022)), ulp 2^(b-1075). Sums
+  // whose ulp or top would not be normal doubles take the loop.
+  const auto b = static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(sum) >> 52);
+  if (n > 2 && value > 0 && sum > 0 && b > 53 && b < 2046) {
+    const double ulp = std::bit_cast<double>(static_cast<std::uint64_t>(b - 52) << 52);
+    const double top = std::bit_cast<double>(static_cast<std::uint64_t>(b + 1) << 52);
+    if (value < top) {
+      const double q = value / ulp;  // a power-of-two scaling; below 2^53
+      const auto k = static_cast<double>(static_cast<std::int64_t>(q));  // floor: q ≥ 0
+      const double frac = q - k;  // exact: the fraction of a double is one
+      if (frac != 0.5) {
+        const double d = (frac < 0.5 ? k : k + 1) * ulp;
+        // The largest partial sum: at most top − 2 ulp, so each exact sum (partial + value, at
+        // most d + ulp/2 above it) stays below top. A rounded product or sum can only land at or
+        // above the true one's side of top, so the test never passes wrongly.
+        const double end = sum + static_cast<double>(n) * d;
+        if (end < top - ulp) return end;
+      }
+    }
+  }
+  for (std::int64_t i = 0; i < n; ++i) sum += value;
+  return sum;
 }
 
 }  // namespace
@@ -69,7 +103,7 @@ void QuantileSketch::add(double value, std::int64_t n) {
     max_ = std::max(max_, value);
   }
   count_ += n;
-  for (std::int64_t i = 0; i < n; ++i) sum_ += value;  // value by value: n · value rounds apart
+  sum_ = add_repeated(sum_, value, n);  // value by value: n · value rounds apart
   std::int64_t left = n;
   while (!sketching_ && left > 0) {
     if (exact_.size() == exact_limit_) {

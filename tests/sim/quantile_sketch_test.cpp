@@ -264,5 +264,47 @@ TEST_CASE("adding a value n times at once leaves the state of n single adds", "[
   }
 }
 
+TEST_CASE("a repeated add sums bit for bit as single adds across binades, ties and tiny values",
+          "[quantile_sketch]") {
+  // Values of every magnitude against the running sum: whole multiples of its ulp, exact halves
+  // of one (ties, rounded by the partial sum's parity), values below half an ulp, and runs long
+  // enough to carry the sum over a power of two.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<int> scale(-60, 12);
+  std::uniform_int_distribution<std::int64_t> count(1, 300);
+  std::uniform_int_distribution<int> kind(0, 3);
+  QuantileSketch one_by_one(0.005, 1000);
+  QuantileSketch at_once(0.005, 1000);
+  std::int64_t ties = 0;
+  for (int run = 0; run < 20'000; ++run) {
+    const std::int64_t n = count(rng);
+    double v = 0;
+    int e = 0;
+    std::frexp(at_once.sum(), &e);
+    const double ulp = std::ldexp(1.0, e - 53);
+    switch (kind(rng)) {
+      case 0:
+        v = std::ldexp(unit(rng), scale(rng));
+        break;
+      case 1:
+        v = (std::floor(unit(rng) * 8) + 0.5) * ulp, ++ties;
+        break;
+      case 2:
+        v = std::floor(unit(rng) * 1e6) * ulp;
+        break;
+      default:
+        v = unit(rng) * 0.49 * ulp;
+        break;
+    }
+    for (std::int64_t i = 0; i < n; ++i) one_by_one.add(v);
+    at_once.add(v, n);
+    REQUIRE(at_once.sum() == one_by_one.sum());
+  }
+  CHECK(ties > 1000);
+  CHECK(at_once.count() == one_by_one.count());
+  CHECK(at_once.sum() > 1e3);  // the sum crossed many binades
+}
+
 }  // namespace
 }  // namespace servesim
