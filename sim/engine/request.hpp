@@ -66,9 +66,10 @@ struct RequestSpec {
 // the cache; the request wants prompt + generated tokens computed; each step that completes that
 // (a decode, or the last chunk of a (re)prefill) emits one output token.
 // Invariants: 0 ≤ computed ≤ prompt + generated; generated ≤ output_tokens.
+// Layout: the fields every step reads or writes come first and the spec (whose prompt and output
+// lengths every step reads) right after them, so a step touches few cache lines of a request.
 struct Request {
   RequestId id = 0;
-  RequestSpec spec;
   ReplicaId replica = kNoReplica;
   std::int32_t computed = 0;
   std::int32_t generated = 0;
@@ -78,11 +79,12 @@ struct Request {
   std::int64_t kv_shared = 0;    // of which leading prefix-cache blocks shared with others
   std::int32_t step_tokens = 0;  // tokens scheduled in the step being formed or run (0 = none)
   bool in_flight = false;        // in a step that started and has not ended
-  SimTime first_scheduled = -1;
   SimTime first_token = -1;
   SimTime last_token = -1;
-  SimTime finished = -1;
   SimTime tbt_max_ns = 0;  // largest gap between output tokens so far
+  RequestSpec spec;
+  SimTime first_scheduled = -1;
+  SimTime finished = -1;
   // Deadline scheduling (sim/engine/slo.hpp): the engine-time instant its class's first bound falls
   // due (TTFT, else E2E; kNoDeadline without one), the router's estimate of its wait before it is
   // first scheduled (-1: none made), and what admission control did with it.
