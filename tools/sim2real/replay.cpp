@@ -20,6 +20,7 @@
 #include "sim/hardware/catalog.hpp"
 #include "tools/common/run_config_loader.hpp"
 #include "tools/common/run_executor.hpp"
+#include "tools/sim2real/kv_offload_replay.hpp"
 
 namespace servesim::sim2real {
 namespace {
@@ -284,6 +285,7 @@ std::string make_config_yaml(const Experiment& e, const ReplayOptions& o,
         std::max<std::int64_t>(1, e.num_groups), std::max<std::int64_t>(1, e.users_per_group),
         e.system_prompt_len, std::max(1, e.question_len), std::max(1, e.output_len));
   }
+  y += kv_offload_yaml(e);
   y += "output:\n";
   if (!output_dir.empty()) y += fmt::format("  dir: {}\n", quoted(output_dir));
   y += "  trace: false\n";
@@ -302,11 +304,7 @@ RunResult replay(const Experiment& e, const ReplayOptions& o, const std::string&
     res.notes.push_back(
         "approximate: no trace; workload regenerated from its definition (stages, lengths)");
   }
-  if (e.cpu_kv_offload.value_or(false)) {
-    res.notes.push_back("KV offload to CPU is not modelled");
-  } else if (!e.cpu_kv_offload) {
-    res.notes.push_back("cpu_kv_offload unknown (empty column)");
-  }
+  for (auto& note : memory_notes(e)) res.notes.push_back(std::move(note));
   if (e.vllm_image.find("0.6.8") != std::string::npos) {
     res.notes.push_back(
         "vLLM fork 0.6.8 = upstream vLLM V1 (v0.14.1/v0.15.1 image) with tracing patches");
