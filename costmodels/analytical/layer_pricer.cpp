@@ -248,7 +248,8 @@ double LayerPricer::final_norm_ns(double tokens, bool graph) const {
 }
 
 double LayerPricer::stage_transfers_ns(double tokens, double* nj) const {
-  if (!terms_.collectives) return 0;
+  // One stage has no boundary to send across (and its zero-time tally adds no energy).
+  if (!terms_.collectives || pp_ <= 1) return 0;
   const double t =
       pipeline_transfers_ns(topo_, pp_, topology_, *gpu_, cluster_, stage_handoff_bytes(tokens));
   return tally(nj, t, 0, bf16_peak_flops_per_ns_, 0);

@@ -27,20 +27,23 @@ class ReplicaTableCache {
   // The entry for `r`, built by `build()` (returning std::unique_ptr<Prepared>) when missing.
   template <class Build>
   const Prepared& get(const ReplicaSpec& r, Build&& build) const {
-    // Ids are never reused, so a memo of a destroyed cache never matches a new one.
+    // Ids are never reused, so a memo of a destroyed cache never matches a new one; entries are
+    // never erased, so a memo of this cache points at live nodes. Plain pointers: the memo is
+    // constant-initialized, with no guard to test on every call.
     thread_local Memo memo;
-    if (memo.cache == id_ && memo.entry != nullptr && same(memo.key, r)) return *memo.entry;
-    const Prepared& entry = find_or_build(r, std::forward<Build>(build));
-    memo = {id_, key_of(r), &entry};
-    return entry;
+    if (memo.cache == id_ && same(*memo.key, r)) return *memo.entry;
+    const auto& node = find_or_build(r, std::forward<Build>(build));
+    memo = {id_, &node.first, node.second.get()};
+    return *node.second;
   }
 
  private:
   using Key = std::tuple<const GpuSpec*, const ModelSpec*, int, int, int, double, bool, double,
                          std::string, decltype(ClusterSpec{}.fields())>;
+  using Map = std::map<Key, std::unique_ptr<const Prepared>>;
   struct Memo {
     std::uint64_t cache = 0;
-    Key key;
+    const Key* key = nullptr;
     const Prepared* entry = nullptr;
   };
 
@@ -65,32 +68,34 @@ class ReplicaTableCache {
   static decltype(ClusterSpec{}.fields()) cluster_fields(const ReplicaSpec& r) {
     return r.pp > 1 ? r.cluster.fields() : ClusterSpec{}.fields();
   }
-  // key == key_of(r), without building a key.
+  // key == key_of(r), without building a key (with one stage, equal pp means equal cluster
+  // fields: both are the default's).
   static bool same(const Key& k, const ReplicaSpec& r) {
     return std::get<0>(k) == r.gpu && std::get<1>(k) == r.model && std::get<2>(k) == r.tp &&
            std::get<3>(k) == r.pp && std::get<4>(k) == static_cast<int>(r.weights) &&
            std::get<5>(k) == r.kv_dtype_bytes && std::get<6>(k) == r.cuda_graphs &&
            std::get<7>(k) == r.power_cap_w && std::get<8>(k) == r.topology &&
-           std::get<9>(k) == cluster_fields(r);
+           (r.pp <= 1 || std::get<9>(k) == r.cluster.fields());
   }
 
+  // The map's node for `r` (key and entry), built when missing.
   template <class Build>
-  const Prepared& find_or_build(const ReplicaSpec& r, Build&& build) const {
+  const typename Map::value_type& find_or_build(const ReplicaSpec& r, Build&& build) const {
     const Key key = key_of(r);
     {
       std::shared_lock lock(mutex_);
       auto it = cache_.find(key);
-      if (it != cache_.end()) return *it->second;
+      if (it != cache_.end()) return *it;
     }
     std::unique_lock lock(mutex_);
     auto it = cache_.find(key);
-    if (it != cache_.end()) return *it->second;
-    return *cache_.emplace(key, build()).first->second;
+    if (it != cache_.end()) return *it;
+    return *cache_.emplace(key, build()).first;
   }
 
   std::uint64_t id_;
   mutable std::shared_mutex mutex_;
-  mutable std::map<Key, std::unique_ptr<const Prepared>> cache_;
+  mutable Map cache_;
 };
 
 }  // namespace servesim
