@@ -27,11 +27,7 @@ ReplicaId LoraAffinityRouter::route(Request& request, const Fleet& fleet,
     return fleet[static_cast<std::size_t>(id)]->scheduler->num_outstanding();
   };
   const std::int32_t adapter = request.spec.adapter;
-  const auto least_loaded = [&] {
-    return index_.covers(eligible) ? least_.route(index_, fleet)
-                                   : least_.route(request, fleet, eligible, now, outstanding);
-  };
-  if (adapter < 0) return least_loaded();
+  if (adapter < 0) return least_loaded(request, fleet, eligible, now);
   std::vector<ReplicaId>& held = holders_[adapter];
   ReplicaId best = kNoReplica;
   std::int64_t best_load = 0;
@@ -50,7 +46,7 @@ ReplicaId LoraAffinityRouter::route(Request& request, const Fleet& fleet,
     ++hits_;
   } else {
     ++misses_;
-    best = least_loaded();
+    best = least_loaded(request, fleet, eligible, now);
   }
   // Most recent first; the oldest holder beyond max_holders is forgotten.
   const auto it = std::find(held.begin(), held.end(), best);

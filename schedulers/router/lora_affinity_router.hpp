@@ -4,8 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "schedulers/router/outstanding_index.hpp"
-#include "schedulers/router/round_robin_router.hpp"
+#include "schedulers/router/least_outstanding_router.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/engine/router.hpp"
 
@@ -27,7 +26,7 @@ namespace servesim {
 // holder) when a holder qualifies; the least_outstanding fallback is O(log N) from its index of
 // loads (a scan for a request that fits on only some replicas). The router's table holds O(adapters
 // · max_holders) ids. Deterministic. Not thread-safe.
-class LoraAffinityRouter : public Router {
+class LoraAffinityRouter : public LeastLoadedRouter {
  public:
   struct Options {
     std::int64_t max_outstanding = 0;  // 0: the holder's seat limit
@@ -42,12 +41,6 @@ class LoraAffinityRouter : public Router {
   std::string_view name() const override { return "lora_affinity"; }
   ReplicaId route(Request& request, const Fleet& fleet, const std::vector<ReplicaId>& eligible,
                   SimTime now) override;
-  void on_routable(const Fleet& fleet, const std::vector<ReplicaId>& routable) override {
-    index_.rebuild(fleet, routable);
-  }
-  void on_replica_update(const Replica& replica) override { index_.update(replica); }
-  // Requests routed from the index of loads (the rest by a scan).
-  std::int64_t indexed_routes() const { return least_.indexed(); }
   // Requests routed to a holder of their adapter, and those sent by load (a miss).
   std::int64_t affinity_hits() const { return hits_; }
   std::int64_t affinity_misses() const { return misses_; }
@@ -55,8 +48,6 @@ class LoraAffinityRouter : public Router {
  private:
   Options o_;
   std::unordered_map<std::int32_t, std::vector<ReplicaId>> holders_;
-  LeastInTurn least_;
-  OutstandingIndex index_;
   std::int64_t hits_ = 0;
   std::int64_t misses_ = 0;
 };

@@ -25,44 +25,32 @@ SessionAffinityRouter::Options SessionAffinityRouter::parse(const ConfigNode& no
   return o;
 }
 
-ReplicaId SessionAffinityRouter::least_loaded(Request& request, const Fleet& fleet,
-                                              const std::vector<ReplicaId>& eligible, SimTime now) {
-  if (index_.covers(eligible)) {
-    mean_ = static_cast<double>(index_.total()) / static_cast<double>(eligible.size());
-    since_scan_ = 0;
-    return least_.route(index_, fleet);
-  }
-  std::int64_t total = 0;
-  const ReplicaId id = least_.route(request, fleet, eligible, now, [&](ReplicaId r) {
-    const std::int64_t o = outstanding_of(fleet, r);
-    total += o;
-    return o;
-  });
-  mean_ = static_cast<double>(total) / static_cast<double>(eligible.size());
+void SessionAffinityRouter::refresh_mean(const Fleet& fleet,
+                                         const std::vector<ReplicaId>& eligible) {
+  mean_ = static_cast<double>(total_outstanding(fleet, eligible)) /
+          static_cast<double>(eligible.size());
   since_scan_ = 0;
+}
+
+ReplicaId SessionAffinityRouter::least_loaded_refreshing(Request& request, const Fleet& fleet,
+                                                         const std::vector<ReplicaId>& eligible,
+                                                         SimTime now) {
+  const ReplicaId id = least_loaded(request, fleet, eligible, now);
+  refresh_mean(fleet, eligible);
   return id;
 }
 
 ReplicaId SessionAffinityRouter::route(Request& request, const Fleet& fleet,
                                        const std::vector<ReplicaId>& eligible, SimTime now) {
   const std::int64_t session = request.spec.session;
-  if (session < 0) return least_loaded(request, fleet, eligible, now);
+  if (session < 0) return least_loaded_refreshing(request, fleet, eligible, now);
   const auto it = home_.find(session);
   if (it == home_.end()) {
-    const ReplicaId id = least_loaded(request, fleet, eligible, now);
+    const ReplicaId id = least_loaded_refreshing(request, fleet, eligible, now);
     home_.emplace(session, id);
     return id;
   }
-  if (since_scan_ >= static_cast<std::int64_t>(fleet.size())) {
-    std::int64_t total = 0;
-    if (index_.covers(eligible)) {
-      total = index_.total();
-    } else {
-      for (const ReplicaId r : eligible) total += outstanding_of(fleet, r);
-    }
-    mean_ = static_cast<double>(total) / static_cast<double>(eligible.size());
-    since_scan_ = 0;
-  }
+  if (since_scan_ >= static_cast<std::int64_t>(fleet.size())) refresh_mean(fleet, eligible);
   const ReplicaId home = it->second;
   const bool fits = std::binary_search(eligible.begin(), eligible.end(), home);
   const double limit = o_.overload_factor * std::max(mean_, 1.0);
@@ -72,7 +60,7 @@ ReplicaId SessionAffinityRouter::route(Request& request, const Fleet& fleet,
     return home;
   }
   ++moved_;
-  const ReplicaId id = least_loaded(request, fleet, eligible, now);
+  const ReplicaId id = least_loaded_refreshing(request, fleet, eligible, now);
   it->second = id;
   return id;
 }

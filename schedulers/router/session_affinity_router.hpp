@@ -4,8 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "schedulers/router/outstanding_index.hpp"
-#include "schedulers/router/round_robin_router.hpp"
+#include "schedulers/router/least_outstanding_router.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/engine/router.hpp"
 
@@ -22,7 +21,7 @@ namespace servesim {
 // a first request or a fallback, which also refresh the mean; so does every Nth sticky request).
 // A request that fits on only some replicas is routed by a scan. State: one entry per session
 // seen. Deterministic; not thread-safe.
-class SessionAffinityRouter : public Router {
+class SessionAffinityRouter : public LeastLoadedRouter {
  public:
   struct Options {
     double overload_factor = 2.0;
@@ -33,25 +32,19 @@ class SessionAffinityRouter : public Router {
   std::string_view name() const override { return "session_affinity"; }
   ReplicaId route(Request& request, const Fleet& fleet, const std::vector<ReplicaId>& eligible,
                   SimTime now) override;
-  void on_routable(const Fleet& fleet, const std::vector<ReplicaId>& routable) override {
-    index_.rebuild(fleet, routable);
-  }
-  void on_replica_update(const Replica& replica) override { index_.update(replica); }
-  // Requests routed from the index of loads (the rest by a scan).
-  std::int64_t indexed_routes() const { return least_.indexed(); }
 
   // Requests sent to their session's replica, and those that moved it (overload or no fit).
   std::int64_t sticky() const { return sticky_; }
   std::int64_t moved() const { return moved_; }
 
  private:
+  // The eligible replicas' mean outstanding requests, into mean_.
+  void refresh_mean(const Fleet& fleet, const std::vector<ReplicaId>& eligible);
   // The least loaded eligible replica; refreshes mean_.
-  ReplicaId least_loaded(Request& request, const Fleet& fleet,
-                         const std::vector<ReplicaId>& eligible, SimTime now);
+  ReplicaId least_loaded_refreshing(Request& request, const Fleet& fleet,
+                                    const std::vector<ReplicaId>& eligible, SimTime now);
 
   Options o_;
-  LeastInTurn least_;
-  OutstandingIndex index_;
   std::unordered_map<std::int64_t, ReplicaId> home_;  // session -> its replica
   double mean_ = 0;                                   // fleet mean outstanding at the last scan
   std::int64_t since_scan_ = 0;                       // sticky requests since that scan
