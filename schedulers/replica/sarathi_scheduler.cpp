@@ -98,7 +98,7 @@ SarathiScheduler::DecodePass SarathiScheduler::schedule_decodes(KvCache& kv, Bat
     if constexpr (kSpeculative) {
       schedule_decode(batch, r, tokens);
     } else {
-      schedule(batch, r, 1);
+      schedule_plain_decode(batch, r);
     }
     budget -= tokens;
   }

@@ -11,10 +11,15 @@ namespace servesim {
 // One scheduled request in a step: compute `tokens` tokens of `request` (a decode when 1 token
 // past the prompt, else a prefill chunk starting at request->computed). With speculative
 // decoding a decode verifies `draft_tokens` draft tokens too: tokens = 1 + draft_tokens.
+// The scheduler also notes what the engine needs to shape the step, so that the engine reads a
+// plain decode's entry and not its request: `context`, the request's computed tokens when it was
+// scheduled, and `decode`, a plain decode (one token past the prompt, no drafts).
 struct BatchEntry {
   Request* request = nullptr;
   std::int32_t tokens = 0;
   std::int32_t draft_tokens = 0;
+  std::int32_t context = 0;
+  bool decode = false;
 };
 
 // The next engine step of a replica, as formed by its scheduler. Requests stay owned by the

@@ -270,11 +270,17 @@ void Engine::try_start(Replica& replica, SimTime now) {
   shape_.decode_contexts.resize(replica.batch.entries.size());
   std::int32_t* const contexts = shape_.decode_contexts.data();
   std::size_t decodes = 0;
+  // Only a replica that keeps several steps in flight forms a batch while one is in flight; on
+  // any other, no scheduler can see a plain decode's in-flight mark, and it is left unset.
+  const bool pipelined = replica.max_in_flight > 1;
   for (const auto& entry : replica.batch.entries) {
+    if (entry.decode) {
+      contexts[decodes++] = entry.context;  // it has a token: it was scheduled before
+      if (pipelined) entry.request->in_flight = true;
+      continue;
+    }
     Request& r = *entry.request;
-    if (entry.tokens == 1 && r.is_decode()) {
-      contexts[decodes++] = r.computed;  // it has a token: it was scheduled before
-    } else if (entry.draft_tokens > 0) {
+    if (entry.draft_tokens > 0) {
       // A decode that verifies drafts: a chunk of 1 + drafts query tokens after its context.
       if (verifies++ == 0) drafts_.clear();
       shape_.prefills.push_back(PrefillChunk{entry.tokens, r.computed});

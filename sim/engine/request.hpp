@@ -78,7 +78,9 @@ struct Request {
   std::int64_t kv_blocks = 0;    // blocks held in the replica's KV cache
   std::int64_t kv_shared = 0;    // of which leading prefix-cache blocks shared with others
   std::int32_t step_tokens = 0;  // tokens scheduled in the step being formed or run (0 = none)
-  bool in_flight = false;        // in a step that started and has not ended
+  // In a step that started and has not ended. Marked on every request only where a replica keeps
+  // several steps in flight; elsewhere plain decodes are left unmarked, as no batch is formed then.
+  bool in_flight = false;
   SimTime first_token = -1;
   SimTime last_token = -1;
   SimTime tbt_max_ns = 0;  // largest gap between output tokens so far

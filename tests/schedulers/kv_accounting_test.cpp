@@ -178,6 +178,11 @@ std::string run_checked(const Case& c, std::uint64_t seed, std::int64_t& preempt
       ENSURE(e.tokens >= 1 && e.tokens <= r.pending_tokens(), "request {}: {} of {} pending", r.id,
              e.tokens, r.pending_tokens());
       ENSURE(r.step_tokens == e.tokens, "step_tokens {} != {}", r.step_tokens, e.tokens);
+      // What the engine shapes the step from without reading the request.
+      ENSURE(e.context == r.computed, "request {}: entry context {} != computed {}", r.id,
+             e.context, r.computed);
+      ENSURE(e.decode == (e.tokens == 1 && r.is_decode()), "request {}: entry says decode {}", r.id,
+             e.decode);
       ENSURE(kv.blocks_for_tokens(r.computed + e.tokens) <= r.kv_blocks,
              "request {} scheduled {}+{} tokens with {} blocks", r.id, r.computed, e.tokens,
              r.kv_blocks);
