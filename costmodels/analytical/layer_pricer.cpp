@@ -92,9 +92,12 @@ double LayerPricer::dynamic_w(double flops, double peak, double bytes, double ns
   const double m = std::min(1.0, bytes / (ns * bw_));
   // Tensor activity against the peak at f_max, then at the clock it settles at.
   const double u_max = flops / (ns * peak * pm.max_clock_mhz / pm.boost_clock_mhz);
-  const double f = pm.clock_under_cap(cap_w_, std::min(1.0, u_max), m);
+  const double u_top = std::min(1.0, u_max);
+  const PowerModel::CapClock clock = pm.settle_under_cap(cap_w_, u_top, m);
+  const double f = clock.f_mhz;
   const double u = std::min(1.0, u_max * pm.max_clock_mhz / f);
-  double w = pm.board_w(f, u, m);
+  // At the top clock with the activity the clock was found for, its power is already known.
+  double w = f == pm.max_clock_mhz && u == u_top ? clock.top_w : pm.board_w(f, u, m);
   if (f > pm.min_clock_mhz) w = std::min(w, cap_w_);
   return w - pm.idle_w;
 }

@@ -53,23 +53,16 @@ PowerModel& PowerModel::derive(const GpuSpec& gpu) {
   return *this;
 }
 
-double PowerModel::voltage(double f_mhz) const { return std::max(v_min, f_mhz / max_clock_mhz); }
-
-double PowerModel::board_w(double f_mhz, double u, double m) const {
-  const double v = voltage(f_mhz);
-  return idle_w + f_mhz / max_clock_mhz * v * v * (clock_w + u * tensor_w + m * onchip_w) +
-         m * memory_w;
-}
-
-double PowerModel::clock_under_cap(double cap_w, double u, double m) const {
-  if (board_w(max_clock_mhz, u, m) <= cap_w) return max_clock_mhz;
+PowerModel::CapClock PowerModel::settle_under_cap(double cap_w, double u, double m) const {
+  const double top_w = board_w(max_clock_mhz, u, m);
+  if (top_w <= cap_w) return {max_clock_mhz, top_w};
   const double budget = cap_w - idle_w - m * memory_w;
   const double k = clock_w + u * tensor_w + m * onchip_w;
-  if (budget <= 0 || k <= 0) return min_clock_mhz;
+  if (budget <= 0 || k <= 0) return {min_clock_mhz, top_w};
   // Above the floor (v = φ): φ³·k = budget; on it (v = v_min): φ·v_min²·k = budget.
   double phi = std::cbrt(budget / k);
   if (phi < v_min) phi = budget / (k * v_min * v_min);
-  return std::clamp(phi * max_clock_mhz, min_clock_mhz, max_clock_mhz);
+  return {std::clamp(phi * max_clock_mhz, min_clock_mhz, max_clock_mhz), top_w};
 }
 
 }  // namespace servesim

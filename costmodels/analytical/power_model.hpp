@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -52,10 +53,23 @@ struct PowerModel {
   // With the board-derived terms computed from `gpu`'s datasheet fields.
   PowerModel& derive(const GpuSpec& gpu);
 
-  double voltage(double f_mhz) const;  // v(f), a share of V_max
-  double board_w(double f_mhz, double u, double m) const;
+  // Inline: the analytical model prices every step's attention energy with them.
+  double voltage(double f_mhz) const { return std::max(v_min, f_mhz / max_clock_mhz); }
+  double board_w(double f_mhz, double u, double m) const {
+    const double v = voltage(f_mhz);
+    return idle_w + f_mhz / max_clock_mhz * v * v * (clock_w + u * tensor_w + m * onchip_w) +
+           m * memory_w;
+  }
   // The clock (MHz) where a kernel of activities (u, m) draws `cap_w`, within the clock range.
-  double clock_under_cap(double cap_w, double u, double m) const;
+  double clock_under_cap(double cap_w, double u, double m) const {
+    return settle_under_cap(cap_w, u, m).f_mhz;
+  }
+  // clock_under_cap's clock, with the power it found at the top clock on the way there.
+  struct CapClock {
+    double f_mhz = 0;
+    double top_w = 0;  // board_w(max_clock_mhz, u, m)
+  };
+  CapClock settle_under_cap(double cap_w, double u, double m) const;
 };
 
 // Where one kernel settles under a cap: its clock, its time there, its activities and power.
