@@ -29,10 +29,8 @@ void SarathiScheduler::release_deferred(KvCache& kv) {
   finished_kv_.clear();
 }
 
-void SarathiScheduler::admit(SimTime now, SimTime cutoff, KvCache& kv, Batch& batch) {
-  std::int32_t used = 0;
-  for (const auto& e : batch.entries) used += e.tokens;
-  std::int32_t budget = options_.max_num_batched_tokens - used;
+void SarathiScheduler::admit(SimTime now, SimTime cutoff, KvCache& kv, Batch& batch,
+                             std::int32_t budget) {
   // Requests finished in the step in flight still hold their seats (async scheduling).
   const auto seats_taken = [&] {
     return static_cast<std::int32_t>(running_.size() + finished_kv_.size());
@@ -127,14 +125,17 @@ void SarathiScheduler::next_batch(SimTime now, KvCache& kv, Batch& batch) {
   // vLLM V1, no request is admitted in an iteration that had to preempt. With async scheduling
   // a batch that directly follows a step was decided when that step started.
   const bool back_to_back = options_.async_scheduling && last_end_ == now && last_start_ >= 0;
-  if (batch.preempted == 0) admit(now, back_to_back ? last_start_ : now, kv, batch);
+  // Without a preemption every token scheduled so far is off the budget and still in the batch.
+  if (batch.preempted == 0) admit(now, back_to_back ? last_start_ : now, kv, batch, budget);
   // The step in flight's output is processed now: its finished requests free their KV.
   release_deferred(kv);
   // Nothing in flight would have been decided earlier: an idle replica schedules at once.
   // With async scheduling, requests finished in the step in flight may have held so much KV that
   // the running ones preempted one another down to none: vLLM then schedules again at once, with
   // that KV free.
-  if (batch.entries.empty() && (batch.preempted > 0 || back_to_back)) admit(now, now, kv, batch);
+  if (batch.entries.empty() && (batch.preempted > 0 || back_to_back)) {
+    admit(now, now, kv, batch, options_.max_num_batched_tokens);
+  }
   last_start_ = batch.entries.empty() ? -1 : now;
 }
 

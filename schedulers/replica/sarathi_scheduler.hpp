@@ -42,9 +42,9 @@ class SarathiScheduler : public SchedulerBase,
                       KvCache& kv) override;
 
  private:
-  // Admits waiting requests that arrived by `cutoff`, in queue order, within budget and seats:
-  // the own waiting queue's first, then the fleet queue's.
-  void admit(SimTime now, SimTime cutoff, KvCache& kv, Batch& batch);
+  // Admits waiting requests that arrived by `cutoff`, in queue order, within `budget` tokens and
+  // the seats: the own waiting queue's first, then the fleet queue's.
+  void admit(SimTime now, SimTime cutoff, KvCache& kv, Batch& batch, std::int32_t budget);
   // Async scheduling: a finished request's KV stays held until the next batch is formed.
   void release_finished(Request* r, KvCache& kv) override;
   void release_deferred(KvCache& kv);

@@ -388,6 +388,20 @@ void Engine::account_step(const Batch& batch, SimTime now) {
   std::size_t emitted_events = 0;
   for (const auto& entry : batch.entries) {
     Request& r = *entry.request;
+    if (entry.decode) {
+      // A plain decode completes what it wanted computed and emits one token. It had emitted
+      // one before (it was decoding), so its first and previous tokens' times are set.
+      ++r.computed;
+      ++r.generated;
+      r.step_tokens = 0;
+      r.in_flight = false;
+      const SimTime gap = now - r.last_token;
+      r.tbt_max_ns = std::max(r.tbt_max_ns, gap);
+      r.last_token = now;
+      events[emitted_events++] = TokenEvent{&r, gap, 1};
+      if (kHandOff ? r.done() : r.generated >= r.spec.output_tokens) finished_.push_back(&r);
+      continue;
+    }
     std::int32_t emitted = 1;
     if (!kSpeculative || entry.draft_tokens == 0) {
       r.computed += entry.tokens;
