@@ -72,10 +72,16 @@ SarathiScheduler::DecodePass SarathiScheduler::schedule_decodes(KvCache& kv, Bat
   std::size_t partial_from = 0;
   bool partial_seen = false;
   std::size_t seen = 0;
-  // The running list is read through locals, refreshed only where a preemption changed it (the
-  // batch's stores would otherwise make every iteration reload it).
+  // The running list and the batch are read and written through locals, refreshed only where a
+  // preemption changed them: the batch gets unwritten room for every running request, its entries
+  // are written in place and the vector is cut to them after (a push_back per decode would reload
+  // the vector's end after every store).
   Request* const* running = running_.data();
   std::size_t size = running_.size();
+  auto& entries = batch.entries;
+  std::size_t used = entries.size();
+  entries.resize(used + size, boost::container::default_init);
+  BatchEntry* out = entries.data();
   const std::int64_t block_size = kv.block_size();
   for (; seen < size && budget > 0; ++seen) {
     Request* r = running[seen];
@@ -86,20 +92,23 @@ SarathiScheduler::DecodePass SarathiScheduler::schedule_decodes(KvCache& kv, Bat
       continue;
     }
     const std::int32_t tokens = kSpeculative ? decode_tokens(r, budget) : 1;
-    // The blocks r holds cover the step (most decodes), else grow_or_preempt's full path.
-    if (static_cast<std::int64_t>(r->computed) + tokens > r->kv_blocks * block_size) {
-      const bool grown = grow_or_preempt(r, tokens, kv, batch);
+    const std::int64_t need = static_cast<std::int64_t>(r->computed) + tokens;
+    // The blocks r holds cover the step (most decodes), else it grows, or preempts for room.
+    if (need > r->kv_blocks * block_size && !kv.grow(r->kv_blocks, need)) {
+      entries.resize(used);  // preemption takes entries out of the batch
+      const bool grown = preempt_until_grown(r, tokens, kv, batch);
       running = running_.data();
       size = running_.size();
+      used = entries.size();
+      entries.resize(used + (size > seen ? size - seen : 0), boost::container::default_init);
+      out = entries.data();
       if (!grown) break;  // r itself was the tail: nothing older left
     }
-    if constexpr (kSpeculative) {
-      schedule_decode(batch, r, tokens);
-    } else {
-      schedule_plain_decode(batch, r);
-    }
+    r->step_tokens = tokens;
+    out[used++] = kSpeculative ? decode_entry(r, tokens) : BatchEntry{r, 1, 0, r->computed, true};
     budget -= tokens;
   }
+  entries.resize(used);
   if (seen == running_.size() && !partial_seen) partial_from = seen;  // none for step 2
   return {partial_from, budget};
 }

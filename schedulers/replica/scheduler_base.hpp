@@ -46,11 +46,6 @@ class SchedulerBase : public ReplicaScheduler {
     r->step_tokens = tokens;
     batch.entries.push_back(BatchEntry{r, tokens, 0, r->computed, tokens == 1 && r->is_decode()});
   }
-  // schedule(batch, r, 1) for an r its caller knows is decoding.
-  static void schedule_plain_decode(Batch& batch, Request* r) {
-    r->step_tokens = 1;
-    batch.entries.push_back(BatchEntry{r, 1, 0, r->computed, true});
-  }
   // Tokens a decode step of r computes: 1 and, with speculative decoding, the draft tokens it
   // verifies (at most its remaining output less one, so its KV never passes its peak), within
   // `budget` (≥ 1) as vLLM truncates drafts to the token budget.
@@ -62,8 +57,11 @@ class SchedulerBase : public ReplicaScheduler {
   // Adds a decode of `tokens` (decode_tokens) of r to the batch.
   static void schedule_decode(Batch& batch, Request* r, std::int32_t tokens) {
     r->step_tokens = tokens;
-    batch.entries.push_back(
-        BatchEntry{r, tokens, tokens - 1, r->computed, tokens == 1 && r->is_decode()});
+    batch.entries.push_back(decode_entry(r, tokens));
+  }
+  // The entry of a decode of `tokens` (decode_tokens) of r.
+  static BatchEntry decode_entry(Request* r, std::int32_t tokens) {
+    return BatchEntry{r, tokens, tokens - 1, r->computed, tokens == 1 && r->is_decode()};
   }
   // After a speculative step: frees the KV slots of r's rejected draft tokens.
   virtual void rewind_rejected(Request* r, KvCache& kv) { kv.shrink(r->kv_blocks, r->computed); }
