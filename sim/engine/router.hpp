@@ -27,9 +27,9 @@ class Router {
   // Called once by the engine before the run: the fleet and the cost model its replicas are
   // priced with (a router that estimates waits prices them with the same model).
   virtual void attach(const Fleet& /*fleet*/, const CostModel& /*cost_model*/) {}
-  // The replicas offered to a request that fits on every one of them (all but decode replicas;
-  // with autoscaling, the active ones) are now `routable`: called before the first request and
-  // whenever the set changes. A router that keeps an index of replica state builds it here.
+  // `routable`: the replicas offered to a request that fits on every one of them (all but decode
+  // replicas; with autoscaling, the active ones). Called before the first request and whenever
+  // the set changes. A router that keeps an index of replica state builds it here.
   virtual void on_routable(const Fleet& /*fleet*/, const std::vector<ReplicaId>& /*routable*/) {}
   // A replica's outstanding requests or KV use may have changed (a request joined it, a step
   // formed or ended, a transfer freed its KV): a router that keeps an index updates it here.
