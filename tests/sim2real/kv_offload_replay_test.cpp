@@ -20,21 +20,9 @@ namespace {
 
 constexpr double kOffloadGib = 1024.0 * 1024.0 * 1024.0;
 
-// A small regenerated run on one H100 (no measured data needed), served with or without
-// `--kv-offloading-size`.
+// A small regenerated run, served with or without `--kv-offloading-size`.
 Experiment small_offload_run(std::optional<bool> offload, const std::string& detail) {
-  Experiment e;
-  e.id = "offload";
-  e.model = "meta-llama/Llama-2-7b-hf";
-  e.vllm_image = "vllm/vllm-openai:v0.15.1";
-  e.hardware = "H100";
-  e.precision = "BF16";
-  e.stages = {{1.0, 10.0}};
-  e.system_prompt_len = 100;
-  e.question_len = 300;
-  e.output_len = 20;
-  e.num_groups = 2;
-  e.users_per_group = 2;
+  Experiment e = test::synthetic_run("offload", "meta-llama/Llama-2-7b-hf");
   e.cpu_kv_offload = offload;
   e.columns["cpu_kv_offload_detail"] = detail;
   return e;
@@ -47,12 +35,6 @@ RunConfig offload_config_of(const Experiment& e) {
 bool has_memory_note(const std::vector<std::string>& notes, const std::string& text) {
   return std::any_of(notes.begin(), notes.end(),
                      [&](const std::string& n) { return n.find(text) != std::string::npos; });
-}
-
-const Experiment& run_by_id(const std::vector<Experiment>& runs, const std::string& id) {
-  const auto it = std::find_if(runs.begin(), runs.end(), [&](const auto& e) { return e.id == id; });
-  REQUIRE(it != runs.end());
-  return *it;
 }
 
 }  // namespace
@@ -119,14 +101,14 @@ TEST_CASE("a replay notes what of the served memory it does not reproduce",
   const std::vector<Experiment> runs = read_experiments(csv);
   // Run 67's notes say gpu_memory_utilization was reduced to 0.75; its gpu_mem_util column, the
   // value the replay uses, says 0.9, and no measured block count overrides it.
-  const Experiment& e67 = run_by_id(runs, "67");
+  const Experiment& e67 = test::find_run(runs, "67");
   REQUIRE(e67.gpu_mem_util == 0.9);
   const std::vector<std::string> notes = memory_notes(e67);
   CHECK(has_memory_note(notes,
                         "the csv notes say 0.75, the replay uses the gpu_mem_util column (0.9)"));
   CHECK(has_memory_note(notes, "may be larger than the one served"));
   CHECK_FALSE(has_memory_note(notes, "is not modelled"));
-  CHECK_FALSE(has_memory_note(memory_notes(run_by_id(runs, "48")), "gpu_memory_utilization"));
+  CHECK_FALSE(has_memory_note(memory_notes(test::find_run(runs, "48")), "gpu_memory_utilization"));
 
   // The tier is used: Llama-2-7b's GPU cache evicts system prompts that come back from the CPU.
   BuiltRun run = build_run(offload_config_of(e67));

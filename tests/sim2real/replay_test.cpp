@@ -35,31 +35,6 @@ MeasuredRuns measured_runs() {
   return MeasuredRuns{csv, read_experiments(csv)};
 }
 
-// A small regenerated run (no measured data needed): shared-prefix chat on one H100, vLLM v0.15.1.
-Experiment synthetic_run(const std::string& id, const std::string& model, double rate = 1.0,
-                         int line = 0) {
-  Experiment e;
-  e.id = id;
-  e.line = line;
-  e.model = model;
-  e.vllm_image = "vllm/vllm-openai:v0.15.1";
-  e.hardware = "H100";
-  e.precision = "BF16";
-  e.stages = {{rate, 20.0}};
-  e.system_prompt_len = 100;
-  e.question_len = 300;
-  e.output_len = 50;
-  e.num_groups = 2;
-  e.users_per_group = 2;
-  return e;
-}
-
-const Experiment& find(const std::vector<Experiment>& runs, const std::string& id) {
-  const auto it = std::find_if(runs.begin(), runs.end(), [&](const auto& e) { return e.id == id; });
-  REQUIRE(it != runs.end());
-  return *it;
-}
-
 // Checks vLLM V1's per-step limits on every step of a run.
 class BudgetChecker final : public RunObserver {
  public:
@@ -107,7 +82,7 @@ TEST_CASE("every run of experiments.csv becomes a config that resolves its model
 
 TEST_CASE("an unknown model name is an error naming the CSV line and the run",
           "[sim2real][replay]") {
-  Experiment e = synthetic_run("x1", "nobody/No-Such-Model-7B", 1.0, 7);
+  Experiment e = test::synthetic_run("x1", "nobody/No-Such-Model-7B", 1.0, 7);
   e.precision = "FP16";
   try {
     replay(e, ReplayOptions{}, "experiments.csv");
@@ -116,7 +91,7 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
     CHECK_THAT(err.what(), Contains("experiments.csv:7: run x1:"));
     CHECK_THAT(err.what(), Contains("nobody/No-Such-Model-7B"));
   }
-  Experiment p = synthetic_run("x2", "meta-llama/Llama-2-7b-hf", 1.0, 9);
+  Experiment p = test::synthetic_run("x2", "meta-llama/Llama-2-7b-hf", 1.0, 9);
   p.precision = "INT3";
   CHECK_THROWS_WITH(replay(p, ReplayOptions{}, "experiments.csv"),
                     Catch::Equals("experiments.csv:9: run x2: column precision: 'INT3' (expected "
@@ -126,7 +101,7 @@ TEST_CASE("an unknown model name is an error naming the CSV line and the run",
 TEST_CASE("a trace whose row count differs from n_requests_trace is an error and not scored",
           "[sim2real][replay][data]") {
   const auto measured = measured_runs();
-  Experiment e = find(measured.runs, "tv-l2-7b-codegen");
+  Experiment e = test::find_run(measured.runs, "tv-l2-7b-codegen");
   REQUIRE(e.n_requests_trace == 9000);
   // The same trace cut after its first 100 requests.
   const auto cut = std::filesystem::temp_directory_path() / "servesim_cut_trace.csv";
@@ -151,8 +126,8 @@ TEST_CASE("a trace whose row count differs from n_requests_trace is an error and
 TEST_CASE("concurrent replays give each run its own result in order and the first failure wins",
           "[sim2real][replay]") {
   // 8B at two rates, and two bad ones.
-  const Experiment a = synthetic_run("a", "meta-llama/Llama-3.1-8B", 2.0, 2);
-  const Experiment b = synthetic_run("b", "meta-llama/Llama-3.1-8B", 8.0, 3);
+  const Experiment a = test::synthetic_run("a", "meta-llama/Llama-3.1-8B", 2.0, 2);
+  const Experiment b = test::synthetic_run("b", "meta-llama/Llama-3.1-8B", 8.0, 3);
   const std::vector<RunResult> both = replay_all({&a, &b}, ReplayOptions{}, "runs.csv");
   REQUIRE(both.size() == 2);
   CHECK(both[0].experiment == &a);
@@ -160,8 +135,8 @@ TEST_CASE("concurrent replays give each run its own result in order and the firs
   CHECK(both[0].sim.e2e_mean == replay(a, ReplayOptions{}, "runs.csv").sim.e2e_mean);
   CHECK(both[1].sim.e2e_mean == replay(b, ReplayOptions{}, "runs.csv").sim.e2e_mean);
   CHECK(both[1].requests == 160);
-  const Experiment bad1 = synthetic_run("bad1", "nobody/First-7B", 1.0, 7);
-  const Experiment bad2 = synthetic_run("bad2", "nobody/Second-7B", 1.0, 9);
+  const Experiment bad1 = test::synthetic_run("bad1", "nobody/First-7B", 1.0, 7);
+  const Experiment bad2 = test::synthetic_run("bad2", "nobody/Second-7B", 1.0, 9);
   for (int i = 0; i < 3; ++i) {  // whatever the schedule
     CHECK_THROWS_WITH(replay_all({&a, &bad1, &b, &bad2}, ReplayOptions{}, "runs.csv"),
                       Contains("runs.csv:7: run bad1:"));
@@ -172,7 +147,7 @@ TEST_CASE("a replayed trace keeps vLLM V1's token budget, seat limit and KV capa
           "[sim2real][replay][data]") {
   const auto measured = measured_runs();
   const auto& [csv, runs] = measured;
-  const Experiment& e = find(runs, "tv-l2-7b-general");
+  const Experiment& e = test::find_run(runs, "tv-l2-7b-general");
   ConfigNode root = ConfigNode::parse(make_config_yaml(e, ReplayOptions{}), "generated");
   // The first 6000 rows reach the 20 req/s stage, where batches fill up.
   root.apply_override("workload.num_requests=6000");
@@ -194,7 +169,7 @@ TEST_CASE("replaying the 7B codegen trace lands near the measurement (regression
   const auto measured = measured_runs();
   const auto& [csv, runs] = measured;
   const ReplayOptions options;  // the tool's defaults: configs/engines/vllm-v1.yaml
-  const RunResult r = replay(find(runs, "tv-l2-7b-codegen"), options, csv);
+  const RunResult r = replay(test::find_run(runs, "tv-l2-7b-codegen"), options, csv);
   CHECK(r.kind == ReplayKind::kExact);
   CHECK(r.requests == 9000);
   CHECK(r.scored_requests == 9000);
@@ -215,7 +190,8 @@ TEST_CASE("a two-stage trace is scored per stage on its contiguous rate x durati
           "[sim2real][replay][data]") {
   const auto measured = measured_runs();
   const auto& [csv, runs] = measured;
-  const Experiment& e = find(runs, "tv-l2-7b-codegen");  // 5 req/s then 10 req/s, 600 s each
+  const Experiment& e =
+      test::find_run(runs, "tv-l2-7b-codegen");  // 5 req/s then 10 req/s, 600 s each
   const RunResult r = replay(e, ReplayOptions{}, csv);
   REQUIRE(r.stages.size() == 2);
   CHECK(r.stages[0].requests == 3000);
@@ -236,7 +212,7 @@ TEST_CASE("a two-stage trace is scored per stage on its contiguous rate x durati
   CHECK_FALSE(r.sensitivity);  // not asked for
   CHECK(std::isnan(r.stages[0].e2e_gain));
   // One stage only: no per-stage rows.
-  CHECK(replay(find(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv).stages.empty());
+  CHECK(replay(test::find_run(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv).stages.empty());
 }
 
 TEST_CASE("the step-time sensitivity is near 1 at light load and grows near capacity",
@@ -246,7 +222,7 @@ TEST_CASE("the step-time sensitivity is near 1 at light load and grows near capa
   ReplayOptions o;
   o.sensitivity_delta = 0.02;
   // Light load (roleplay, 6 req/s): latency follows step time about one to one.
-  const RunResult light = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  const RunResult light = replay(test::find_run(runs, "tv-l2-7b-roleplay"), o, csv);
   REQUIRE(light.sensitivity);
   CHECK(light.sensitivity->delta == 0.02);
   CHECK(light.sensitivity->up_pct.e2e_mean > 0);
@@ -255,14 +231,14 @@ TEST_CASE("the step-time sensitivity is near 1 at light load and grows near capa
   CHECK(light.sensitivity->e2e_gain < 2.0);
   // General at 20 req/s runs near the simulated capacity: a step-time error grows in the queue,
   // in that stage far more than in the 8 req/s one.
-  const RunResult heavy = replay(find(runs, "tv-l2-7b-general"), o, csv);
+  const RunResult heavy = replay(test::find_run(runs, "tv-l2-7b-general"), o, csv);
   REQUIRE(heavy.sensitivity);
   REQUIRE(heavy.stages.size() == 2);
   CHECK(heavy.sensitivity->e2e_gain > 2.0);
   CHECK(heavy.stages[1].e2e_gain > 2.0);
   CHECK(heavy.stages[0].e2e_gain < 2.0);
   // The extra replays leave the scored replay as it is.
-  const RunResult plain = replay(find(runs, "tv-l2-7b-general"), ReplayOptions{}, csv);
+  const RunResult plain = replay(test::find_run(runs, "tv-l2-7b-general"), ReplayOptions{}, csv);
   CHECK(plain.sim.e2e_mean == heavy.sim.e2e_mean);
 }
 
@@ -273,7 +249,7 @@ TEST_CASE(
   const auto& [csv, runs] = measured;
   ReplayOptions o;
   o.online = "frozen";
-  const RunResult frozen = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  const RunResult frozen = replay(test::find_run(runs, "tv-l2-7b-roleplay"), o, csv);
   REQUIRE(frozen.online);
   const OnlineResult& f = *frozen.online;
   // 7,200 rows: it learns from requests 0 … 1,439 and never from the 5,760 it is scored on.
@@ -286,16 +262,16 @@ TEST_CASE(
   CHECK(f.step_offset_ms == 0);
   // The static replay is the run's own; peeking learns from every request.
   CHECK(frozen.sim.e2e_mean ==
-        replay(find(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv).sim.e2e_mean);
+        replay(test::find_run(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv).sim.e2e_mean);
   o.online = "peeking";
-  const RunResult peeking = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  const RunResult peeking = replay(test::find_run(runs, "tv-l2-7b-roleplay"), o, csv);
   REQUIRE(peeking.online);
   CHECK(peeking.online->observations == 7200);
   CHECK(peeking.online->static_score.overall == Approx(f.static_score.overall));
   // The floor learner: the shipped floor is near right too.
   o.online = "frozen";
   o.online_learn = "floor";
-  const RunResult floor = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  const RunResult floor = replay(test::find_run(runs, "tv-l2-7b-roleplay"), o, csv);
   REQUIRE(floor.online);
   CHECK(std::abs(floor.online->step_offset_ms) < 1);
   CHECK(floor.online->step_scale == 1);
@@ -310,13 +286,13 @@ TEST_CASE("under a shift the scale learner recovers what a floor cannot",
   ReplayOptions o;
   o.online = "frozen";
   o.engine = "{name: bare}";
-  const RunResult scale = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  const RunResult scale = replay(test::find_run(runs, "tv-l2-7b-roleplay"), o, csv);
   REQUIRE(scale.online);
   const OnlineResult& s = *scale.online;
   CHECK(s.online_score.overall < s.static_score.overall / 2);
   CHECK(s.step_scale < 0.95);  // it learned that steps are faster than priced
   o.online_learn = "floor";
-  const RunResult floor = replay(find(runs, "tv-l2-7b-roleplay"), o, csv);
+  const RunResult floor = replay(test::find_run(runs, "tv-l2-7b-roleplay"), o, csv);
   REQUIRE(floor.online);
   CHECK(floor.online->step_offset_ms == Approx(-0.5));  // at its bound: minus the whole floor
   CHECK(s.online_score.overall < floor.online->online_score.overall);
@@ -328,7 +304,7 @@ TEST_CASE("a run without a trace divides ITL by the output count its measurement
   const auto& [csv, runs] = measured;
   // Run 67 generated output_len = 1448 tokens per request (ignore_eos) while its ITL counts
   // ~1120 (re-tokenized text), as the traced Llama-2-7b runs do (measured_output_len_mean).
-  const Experiment& e = find(runs, "67");
+  const Experiment& e = test::find_run(runs, "67");
   REQUIRE(e.trace_file.empty());
   const RunResult r = replay(e, ReplayOptions{}, csv);
   CHECK(r.mean_output_tokens == Approx(*implied_output_tokens(e.real)));
@@ -336,7 +312,7 @@ TEST_CASE("a run without a trace divides ITL by the output count its measurement
   CHECK(r.sim.itl_mean ==
         Approx((r.sim.e2e_mean - r.sim.ttft_mean) / (r.mean_output_tokens - 1)).epsilon(1e-12));
   // A traced run keeps the trace rows' mean, which equals the measured column.
-  const RunResult t = replay(find(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv);
+  const RunResult t = replay(test::find_run(runs, "tv-l2-7b-roleplay"), ReplayOptions{}, csv);
   CHECK(t.mean_output_tokens == Approx(206.4).margin(0.05));
 }
 
@@ -348,7 +324,7 @@ TEST_CASE("the per-request overhead shifts TTFT and E2E of every request and lea
   none.engine = "{name: a, request_overhead_ns: 0}";
   ReplayOptions five;
   five.engine = "{name: b, request_overhead_ns: 5000000}";
-  const Experiment& e = find(runs, "tv-l2-7b-roleplay");
+  const Experiment& e = test::find_run(runs, "tv-l2-7b-roleplay");
   const RunResult a = replay(e, none, csv);
   const RunResult b = replay(e, five, csv);
   CHECK(b.sim.ttft_mean == Approx(a.sim.ttft_mean + 5).epsilon(1e-9));
@@ -364,7 +340,7 @@ TEST_CASE("with --async-scheduling auto (default), vLLM images from 0.12 on get 
         std::make_pair(0, 6));
   CHECK_FALSE(vllm_version("vllm/vllm-openai:latest"));
   CHECK_FALSE(vllm_version("vllm"));
-  Experiment e = synthetic_run("x", "meta-llama/Llama-2-7b-hf");
+  Experiment e = test::synthetic_run("x", "meta-llama/Llama-2-7b-hf");
   ReplayOptions automatic;
   automatic.async_scheduling = "auto";
   e.vllm_image = "vllm/vllm-openai:v0.15.1";
@@ -383,7 +359,7 @@ TEST_CASE("with --async-scheduling auto (default), vLLM images from 0.12 on get 
 
 TEST_CASE("both engines are vLLM V1: piecewise CUDA graphs to min(2 max_num_seqs, 512), async",
           "[sim2real][replay]") {
-  Experiment e = synthetic_run("x", "meta-llama/Llama-2-7b-hf");
+  Experiment e = test::synthetic_run("x", "meta-llama/Llama-2-7b-hf");
   e.max_num_seqs = 128;
   // The fork's tag (0.6.8) is below 0.12, but its profile says what it runs (upstream V1).
   e.vllm_image = "ghcr.io/inference-sim/vllm:0.6.8 (fork w/ journey+step tracing)";
@@ -414,7 +390,7 @@ TEST_CASE("both engines are vLLM V1: piecewise CUDA graphs to min(2 max_num_seqs
 }
 
 TEST_CASE("each run replays with the engine profile that claims its image", "[sim2real][replay]") {
-  Experiment e = synthetic_run("x", "meta-llama/Llama-2-7b-hf", 1.0, 9);
+  Experiment e = test::synthetic_run("x", "meta-llama/Llama-2-7b-hf", 1.0, 9);
   CHECK(engine_for(e, ReplayOptions{}) == "vllm-v1");
   e.vllm_image = "ghcr.io/inference-sim/vllm:0.6.8 (fork w/ journey+step tracing)";
   CHECK(engine_for(e, ReplayOptions{}) == "vllm-inference-sim");
@@ -435,8 +411,8 @@ TEST_CASE("the held-out traced runs stay within their error targets (regression 
   Report report;
   for (const std::string id : {"tv-l2-7b-general", "5"}) report.held_out.insert(id);
   REQUIRE(default_held_out() == "tv-l2-7b-general,5");
-  report.runs =
-      replay_all({&find(runs, "tv-l2-7b-general"), &find(runs, "5")}, ReplayOptions{}, csv);
+  report.runs = replay_all({&test::find_run(runs, "tv-l2-7b-general"), &test::find_run(runs, "5")},
+                           ReplayOptions{}, csv);
   summarize(report);
   REQUIRE(report.sets.size() == 1);
   REQUIRE(report.sets[0].set == ScoreSet::kHeldOut);
@@ -475,7 +451,7 @@ TEST_CASE("a replay whose simulated server queues up says so", "[sim2real][repla
   const auto measured = measured_runs();
   const auto& [csv, runs] = measured;
   // The reasoning run overloaded the real server too (4068 of 4800 requests failed).
-  const RunResult r = replay(find(runs, "tv-l2-7b-reasoning"), ReplayOptions{}, csv);
+  const RunResult r = replay(test::find_run(runs, "tv-l2-7b-reasoning"), ReplayOptions{}, csv);
   CHECK(r.sim_wait_p99_ms > 10000);
   bool noted = false;
   for (const auto& n : r.notes) noted = noted || n.find("simulated queueing") != std::string::npos;
