@@ -24,32 +24,27 @@ void MetricsCollector::on_step(const StepRecord& step, const BatchShape& /*shape
 
 void MetricsCollector::on_tokens(std::span<const TokenEvent> tokens, SimTime /*now*/) {
   // Most requests of a step waited the same gap since their previous token (the previous step's
-  // end): each run of equal gaps and class goes into the sketches at once.
-  // Without SLO classes no request has one, and the class is not looked up.
-  const bool classed = !classes_.empty();
-  if (!classed) {  // the same runs, compared by gap alone
+  // end): each run of equal gaps and class goes into the sketches at once. Without SLO classes no
+  // request has one: the class is the constant -1, and the compiler drops its lookups and tests.
+  const auto add_runs = [&](auto class_at) {
     for (std::size_t i = 0; i < tokens.size();) {
       const SimTime gap = tokens[i].gap_ns;
+      const std::int32_t k = class_at(i);
       std::size_t j = i + 1;
-      while (j < tokens.size() && tokens[j].gap_ns == gap) ++j;
-      if (gap >= 0) tbt_.add(sim_to_ms(gap), static_cast<std::int64_t>(j - i));
+      while (j < tokens.size() && tokens[j].gap_ns == gap && class_at(j) == k) ++j;
+      if (gap >= 0) {
+        const double ms = sim_to_ms(gap);
+        const auto n = static_cast<std::int64_t>(j - i);
+        if (k >= 0) classes_[static_cast<std::size_t>(k)].tbt.add(ms, n);
+        tbt_.add(ms, n);
+      }
       i = j;
     }
-    return;
-  }
-  const auto class_at = [&](std::size_t i) { return classed ? class_of(*tokens[i].request) : -1; };
-  for (std::size_t i = 0; i < tokens.size();) {
-    const SimTime gap = tokens[i].gap_ns;
-    const std::int32_t k = class_at(i);
-    std::size_t j = i + 1;
-    while (j < tokens.size() && tokens[j].gap_ns == gap && class_at(j) == k) ++j;
-    if (gap >= 0) {
-      const double ms = sim_to_ms(gap);
-      const auto n = static_cast<std::int64_t>(j - i);
-      if (k >= 0) classes_[static_cast<std::size_t>(k)].tbt.add(ms, n);
-      tbt_.add(ms, n);
-    }
-    i = j;
+  };
+  if (classes_.empty()) {
+    add_runs([](std::size_t) { return std::int32_t{-1}; });
+  } else {
+    add_runs([&](std::size_t i) { return class_of(*tokens[i].request); });
   }
 }
 
