@@ -22,6 +22,12 @@ echo "building $base ($rev) and the working tree…" >&2
 build "$scratch" "$scratch/build-same"
 build . build
 
+# $1: a study's script; its path from the repository folder in which it runs (a base older than
+# studies/ keeps its scripts in configs/experiments/).
+study() {
+  if [ -e "studies/$1" ]; then echo "studies/$1"; else echo "configs/experiments/$1"; fi
+}
+
 # $1: side (base|new), $2: repository folder, $3: build folder. Runs everything into $work/$1.
 run_all() {
   local out="$work/$1" root=$2 bin=$3 c name
@@ -31,11 +37,11 @@ run_all() {
     name=$(echo "$c" | tr / _)
     (cd "$root" && "$bin/tools/simulate" "$c" --out "$out/$name" -q >/dev/null)
   done
-  (cd "$root" && SWEEP="$bin/tools/sweep" configs/experiments/e2_9_chunk_budget.sh \
+  (cd "$root" && SWEEP="$bin/tools/sweep" "$(study e2_9_chunk_budget.sh)" \
     --out "$out/e2_9" -q --no-plots >/dev/null)
-  (cd "$root" && SWEEP="$bin/tools/sweep" configs/experiments/e2_3_deadlines.sh \
+  (cd "$root" && SWEEP="$bin/tools/sweep" "$(study e2_3_deadlines.sh)" \
     --out "$out/e2_3" -q --no-plots >/dev/null)
-  (cd "$root" && COSTMODEL="$bin/tools/costmodel" configs/experiments/e2_8_power_placement.sh \
+  (cd "$root" && COSTMODEL="$bin/tools/costmodel" "$(study e2_8_power_placement.sh)" \
     --json >"$out/e2_8.json")
 }
 run_all base "$scratch" "$scratch/build-same"

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The E2.8 study's arguments (configs/experiments/e2_8_power_placement.sh) with --bands.
+// The E2.8 study's arguments (studies/e2_8_power_placement.sh) with --bands.
 CostmodelArgs e2_8(const std::string& sweeps = "") {
   CostmodelArgs a;
   a.gpu = "rtx-5090";

@@ -149,7 +149,7 @@ TEST_CASE("costmodel place: power-aware placement is never worse than cap-blind 
   a.gpu = "rtx-5090";
   a.model = "meta-llama/Llama-3.1-8B";
   a.caps = {400, 575};
-  // configs/experiments/e2_8_power_placement.sh
+  // studies/e2_8_power_placement.sh
   a.mixes = {"4096,256x8",   "4096,512x12",  "8192,512x8",
              "8192,1024x12", "16384,1024x8", "16384,2048x12"};
   a.json = true;
@@ -171,7 +171,7 @@ TEST_CASE("costmodel place: power-aware placement is never worse than cap-blind 
   CHECK(j["mean_gain_pct"].get<double>() > 3);
   // Blind's ties sent to the 400 W GPU: never better than its mean over both orders.
   CHECK(j["mean_gain_first_order_pct"].get<double>() >= j["mean_gain_pct"].get<double>());
-  // The figures configs/experiments/README.md and README.md report (regression guard).
+  // The figures studies/README.md and README.md report (regression guard).
   CHECK(matches == 5);
   CHECK(j["mean_gain_pct"].get<double>() == Approx(5.32).margin(0.005));
   CHECK(j["max_gain_pct"].get<double>() == Approx(6.67).margin(0.005));

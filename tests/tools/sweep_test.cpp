@@ -243,9 +243,9 @@ namespace servesim::test {
 TEST_CASE("the shipped E2.9 study picks the oracle's chunk budget at 5 of 6 TBT SLOs",
           "[sweep][e2.9]") {
   const auto dir = fresh_dir("sweep_e2_9");
-  const auto r = run_command(
-      "env", {"SWEEP=" + sweep_binary(), "bash", "configs/experiments/e2_9_chunk_budget.sh",
-              "--out", dir.string(), "--quiet", "--no-plots"});
+  const auto r =
+      run_command("env", {"SWEEP=" + sweep_binary(), "bash", "studies/e2_9_chunk_budget.sh",
+                          "--out", dir.string(), "--quiet", "--no-plots"});
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto sel = read_json(dir / "selection.json");

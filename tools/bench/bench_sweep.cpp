@@ -1,8 +1,8 @@
 // bench_sweep: thread scaling and memory of `sweep` (see tools/bench/README.md).
-//   bench_sweep [--reps N] [--threads 1,2]   the E2.9 study (configs/experiments/
-//                                            e2_9_chunk_budget.sh: 11 budgets × 5 seeds and the
-//                                            oracle's grid) once per thread count, the counts
-//                                            alternated N times; median wall, speedup, efficiency
+//   bench_sweep [--reps N] [--threads 1,2]   the E2.9 study (studies/e2_9_chunk_budget.sh:
+//                                            11 budgets × 5 seeds and the oracle's grid) once per
+//                                            thread count, the counts alternated N times; median
+//                                            wall, speedup, efficiency
 //   bench_sweep --memory 10,1000             peak RSS of sweeps of that many points (each in a
 //                                            fresh process: ru_maxrss is per process)
 #include <algorithm>
@@ -36,9 +36,8 @@ namespace {
 const std::string kE29 =
     std::string(SERVESIM_SOURCE_DIR) + "/configs/experiments/e2_9_chunk_budget.yaml";
 
-// The E2.9 study: its script (configs/experiments/e2_9_chunk_budget.sh) with this build's sweep.
-const std::string kE29Script =
-    std::string(SERVESIM_SOURCE_DIR) + "/configs/experiments/e2_9_chunk_budget.sh";
+// The E2.9 study: its script (studies/e2_9_chunk_budget.sh) with this build's sweep.
+const std::string kE29Script = std::string(SERVESIM_SOURCE_DIR) + "/studies/e2_9_chunk_budget.sh";
 
 // Runs `command` through the shell; its stdout, or an exception when it fails.
 std::string run(const std::string& command) {

@@ -9,8 +9,9 @@
 # SIMULATE names the binary, PYTHON the interpreter (default python3). Six runs, about 1.5 min on
 # two shared cores.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-simulate="${SIMULATE:-$here/../../build/tools/simulate}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+experiments="$root/configs/experiments"
+simulate="${SIMULATE:-$root/build/tools/simulate}"
 out=out/kv_offload_mooncake
 plots=1
 while [ $# -gt 0 ]; do
@@ -25,7 +26,7 @@ for run in "${runs[@]}"; do
   set -- $run
   extra=()
   [ "$2" != 0 ] && extra=(--set "kv_offload={cpu_gib: $2}")
-  "$simulate" "$here/mooncake_prefix.yaml" -q --set replicas.0.count=1 \
+  "$simulate" "$experiments/mooncake_prefix.yaml" -q --set replicas.0.count=1 \
     --set router.kind=round_robin --set workload.num_requests=1000 \
     --set workload.trace.time_scale=8 --set "scheduler.num_gpu_blocks=$1" "${extra[@]}" \
     --out "$out/gpu$1_cpu$2" >/dev/null

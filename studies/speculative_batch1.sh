@@ -6,8 +6,8 @@
 # mean TPOT of each, the tokens per verify and the TPOT speedup. Output folder: $1 (default
 # out/speculative_batch1); SIMULATE names the simulate binary.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-simulate="${SIMULATE:-$here/../../build/tools/simulate}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+simulate="${SIMULATE:-$root/build/tools/simulate}"
 out="${1:-out/speculative_batch1}"
 mkdir -p "$out"
 cat >"$out/plain.yaml" <<'YAML'

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An autoscaled fleet against static fleets over one (compressed) day: SLO attainment, dollars.
 
-    configs/experiments/autoscaling_day.py [--out DIR] [--day-s 3600] [--simulate BIN]
+    studies/autoscaling_day.py [--out DIR] [--day-s 3600] [--simulate BIN]
 
 Every run is configs/h100_autoscaling.yaml (H100s serving Llama-3.1-8B, a diurnal load from
 3 req/s at 02:00 to 30 req/s at 14:00, ShareGPT lengths, TTFT <= 2 s and TBT <= 100 ms) with
@@ -23,7 +23,7 @@ import pathlib
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "h100_autoscaling.yaml"
 STATIC = [4, 5, 6, 8]
 

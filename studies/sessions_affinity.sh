@@ -8,8 +8,9 @@
 # out/sessions_affinity), --qps X (session starts per second, default 4), --no-plots. SIMULATE
 # names the binary.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-simulate="${SIMULATE:-$here/../../build/tools/simulate}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+experiments="$root/configs/experiments"
+simulate="${SIMULATE:-$root/build/tools/simulate}"
 out=out/sessions_affinity
 qps=4
 plots=1
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 routers=(session_affinity prefix_aware least_outstanding round_robin)
 for router in "${routers[@]}"; do
-  "$simulate" "$here/sessions_affinity.yaml" -q --set "router.kind=$router" \
+  "$simulate" "$experiments/sessions_affinity.yaml" -q --set "router.kind=$router" \
     --set "workload.arrival.qps=$qps" --out "$out/$router" >/dev/null
 done
 python3 - "$out" "$plots" "${routers[@]}" <<'PY'

@@ -3,7 +3,7 @@
 Llama-3.1-8B replicas that meets TTFT p99 <= 2 s and TBT p99 <= 100 ms at a given rate, and
 where a plain M/G/c estimate of the same question lands.
 
-    PYTHONPATH=build/python configs/experiments/length_split.py [--qps 48] [--out DIR]
+    PYTHONPATH=build/python studies/length_split.py [--qps 48] [--out DIR]
 
 The one pool is h100-sxm replicas behind least_outstanding. The split is two pools
 (router length_split, configs/fleet_length_split.yaml): prompts of at most T tokens to a short
@@ -29,7 +29,7 @@ import numpy as np
 
 import servesim
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 TRACE = str(ROOT / "data" / "azure" / "AzureLLMInferenceTrace_conv.csv")
 SLO = {"ttft_p99_ms": 2000, "tbt_p99_ms": 100}
 THRESHOLDS = [512, 1024, 2048]

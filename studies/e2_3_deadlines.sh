@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The E2.3 study (configs/experiments/README.md): FCFS, EDF + QLM's native estimator and
+# The E2.3 study (studies/README.md): FCFS, EDF + QLM's native estimator and
 # EDF + the mechanism estimator, each with keep / reject / demote, on one H100 from 10 to 120 req/s,
 # 5 seeds (each seed one trace, shared by every policy at every load). Extra arguments go to sweep
 # (--out DIR, --threads N, -q …); SWEEP names the sweep binary (default build/tools/sweep).
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-sweep="${SWEEP:-$here/../../build/tools/sweep}"
-exec "$sweep" "$here/e2_3_deadlines.yaml" \
+root="$(cd "$(dirname "$0")/.." && pwd)"
+experiments="$root/configs/experiments"
+sweep="${SWEEP:-$root/build/tools/sweep}"
+exec "$sweep" "$experiments/e2_3_deadlines.yaml" \
   --vary workload.arrival.qps=10,15,20,30,40,60,80,100,120 \
-  --vary "router=@$here/e2_3_policies.txt" --seeds 5 "$@"
+  --vary "router=@$experiments/e2_3_policies.txt" --seeds 5 "$@"

@@ -7,8 +7,9 @@
 # unless --no-plots, draws OUT/multi_lora.png. Options: --out DIR (default out/multi_lora),
 # --no-plots. SIMULATE names the binary, PYTHON the interpreter (default /usr/bin/python3).
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-simulate="${SIMULATE:-$here/../../build/tools/simulate}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+experiments="$root/configs/experiments"
+simulate="${SIMULATE:-$root/build/tools/simulate}"
 out=out/multi_lora
 plots=1
 while [ $# -gt 0 ]; do
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
 done
 run() {  # run NAME --set … : one simulate into OUT/NAME
   local name="$1"; shift
-  "$simulate" "$here/multi_lora.yaml" -q "$@" --out "$out/$name" >/dev/null
+  "$simulate" "$experiments/multi_lora.yaml" -q "$@" --out "$out/$name" >/dev/null
 }
 singles=()
 for qps in 40 5; do

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The P:D ratio question (configs/experiments/README.md): four H100s serving Llama-3.1-8B on
+# The P:D ratio question (studies/README.md): four H100s serving Llama-3.1-8B on
 # arXiv-summarisation lengths (prompts 2.6k tokens on average, outputs 290), as 1:3, 2:2 and 3:1
 # prefill:decode fleets or one mixed chunked-prefill fleet, each at chunk budgets 256–4096: the
 # highest Poisson rate at which ≥ 90% of requests meet both the TTFT and the TBT bound
 # (DistServe's goodput), under a tight pair (TTFT 200 ms, TBT 20 ms) and a looser one (300 ms,
 # 25 ms). Output folder: $1 (default out/pd_ratio); SWEEP names the sweep binary.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-sweep="${SWEEP:-$here/../../build/tools/sweep}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+sweep="${SWEEP:-$root/build/tools/sweep}"
 out="${1:-out/pd_ratio}"
 h='gpu: h100-sxm'
 fleets="replicas=[{$h, count: 1, role: prefill}, {$h, count: 3, role: decode}],"
@@ -16,7 +16,7 @@ fleets+="[{$h, count: 3, role: prefill}, {$h, count: 1, role: decode}],[{$h, cou
 for slo in "200 20" "300 25"; do
   set -- $slo
   echo "== TTFT ≤ $1 ms and TBT ≤ $2 ms for ≥ 90% of requests"
-  "$sweep" "$here/../pd_h100_llama3_8b.yaml" --set slo.ttft_ms="$1" --set slo.tbt_ms="$2" \
+  "$sweep" "$root/configs/pd_h100_llama3_8b.yaml" --set slo.ttft_ms="$1" --set slo.tbt_ms="$2" \
     --vary "$fleets" --vary scheduler.chunk_size=256,512,1024,2048,4096 --seeds 3 \
     --max-rate workload.arrival.qps --slo 'attainment>=0.9' --out "$out/ttft$1_tbt$2" --no-plots |
     sed 's/{gpu: h100-sxm, count: \([0-9]\), role: \([a-z]*\)}/\2×\1/g; s/{gpu: h100-sxm, count: 4}/mixed×4/'

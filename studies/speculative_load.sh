@@ -9,11 +9,11 @@
 # folders), speedup.csv and speedup.png (matplotlib, as tools/plot.py; --no-plots as $2 skips
 # it). SWEEP names the sweep binary.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-sweep="${SWEEP:-$here/../../build/tools/sweep}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+sweep="${SWEEP:-$root/build/tools/sweep}"
 out="${1:-out/speculative_load}"
 plots="${2:-}"
-config="$here/../h100_speculative_llama3_8b.yaml"
+config="$root/configs/h100_speculative_llama3_8b.yaml"
 batches="scheduler.max_num_seqs=1,4,16,64,128,256"
 load=(--set workload.num_requests=600 --set workload.arrival.qps=100 --set scheduler.chunk_size=8192)
 mkdir -p "$out"
@@ -21,7 +21,7 @@ mkdir -p "$out"
 # against configs/.
 {
   sed '/^speculative:/,/^  acceptance_rate:/d' "$config"
-  echo "config_dir: $(cd "$here/.." && pwd)"
+  echo "config_dir: $root/configs"
 } >"$out/plain.yaml"
 "$sweep" "$config" "${load[@]}" --vary "$batches" --out "$out/on" --quiet --no-plots
 "$sweep" "$out/plain.yaml" "${load[@]}" --vary "$batches" --out "$out/off" --quiet --no-plots

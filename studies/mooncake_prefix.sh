@@ -7,8 +7,9 @@
 # --no-plots, draws OUT/mooncake_prefix.png. Options: --out DIR (default out/mooncake_prefix),
 # --time-scale X (default 1.0: the trace's own rate), --no-plots. SIMULATE names the binary.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-simulate="${SIMULATE:-$here/../../build/tools/simulate}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+experiments="$root/configs/experiments"
+simulate="${SIMULATE:-$root/build/tools/simulate}"
 out=out/mooncake_prefix
 scale=1.0
 plots=1
@@ -26,7 +27,7 @@ for run in "${runs[@]}"; do
   set -- $run
   extra=()
   [ "$1" = prefix_aware ] && extra=(--set "router.scrape_interval_ms=$2")
-  "$simulate" "$here/mooncake_prefix.yaml" -q --set "router.kind=$1" "${extra[@]}" \
+  "$simulate" "$experiments/mooncake_prefix.yaml" -q --set "router.kind=$1" "${extra[@]}" \
     --set "workload.trace.time_scale=$scale" --out "$out/$1_$2" >/dev/null
 done
 python3 - "$out" "$plots" "${runs[@]}" <<'PY'
