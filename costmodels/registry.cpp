@@ -4,7 +4,7 @@
 #include "costmodels/fixed/fixed_cost_model.hpp"
 #include "costmodels/rf/rf_cost_model.hpp"
 #include "costmodels/roofline/roofline_cost_model.hpp"
-#include "sim/config/suggest.hpp"
+#include "sim/config/kind_table.hpp"
 
 namespace servesim {
 
@@ -50,19 +50,9 @@ const CostModelEntry* find_cost_model(std::string_view kind) {
 
 std::unique_ptr<CostModel> make_cost_model(const ConfigNode& node) {
   node.require_map("a cost model section with a 'kind:' key");
-  const ConfigNode kind_node = node.at("kind");
-  const std::string kind = kind_node.as_string();
-  if (const CostModelEntry* e = find_cost_model(kind)) return e->make(node);
-  std::string known;
-  for (const std::string& k : cost_model_kinds()) known += (known.empty() ? "" : ", ") + k;
-  kind_node.fail("unknown cost model '" + kind + "' (" + did_you_mean(kind, cost_model_kinds()) +
-                 "known: " + known + ")");
+  return lookup_kind(cost_model_entries(), node.at("kind"), "cost model").make(node);
 }
 
-std::vector<std::string> cost_model_kinds() {
-  std::vector<std::string> kinds;
-  for (const CostModelEntry& e : cost_model_entries()) kinds.emplace_back(e.kind);
-  return kinds;
-}
+std::vector<std::string> cost_model_kinds() { return kinds_of(cost_model_entries()); }
 
 }  // namespace servesim

@@ -18,7 +18,7 @@
 #include "schedulers/router/random_router.hpp"
 #include "schedulers/router/round_robin_router.hpp"
 #include "schedulers/router/session_affinity_router.hpp"
-#include "sim/config/suggest.hpp"
+#include "sim/config/kind_table.hpp"
 
 namespace servesim {
 namespace {
@@ -131,28 +131,11 @@ const std::vector<RouterEntry>& router_entries() {
 
 namespace {
 
-template <class Entry, class Keep>
-std::vector<std::string> kinds_of(const std::vector<Entry>& table, Keep keep) {
-  std::vector<std::string> out;
-  for (const Entry& e : table) {
-    if (keep(e)) out.emplace_back(e.kind);
-  }
-  return out;
-}
-
-// The entry of node["kind"] among those `keep` accepts; an unknown kind is an InputError at it
-// that lists the known kinds.
-template <class Entry, class Keep>
+// The entry of node["kind"] among those `keep` accepts (lookup_kind).
+template <class Entry, class Keep = AnyEntry>
 const Entry& lookup(const std::vector<Entry>& table, const ConfigNode& node, std::string_view what,
-                    Keep keep) {
-  const ConfigNode kind = node.at("kind");
-  const std::string name = kind.as_string();
-  for (const Entry& e : table) {
-    if (e.kind == name && keep(e)) return e;
-  }
-  const std::vector<std::string> known = kinds_of(table, keep);
-  kind.fail(fmt::format("unknown {} '{}' ({}known: {})", what, name, did_you_mean(name, known),
-                        fmt::join(known, ", ")));
+                    Keep keep = {}) {
+  return lookup_kind(table, node.at("kind"), what, keep);
 }
 
 const SchedulerEntry& scheduler_entry(const ConfigNode& node) {

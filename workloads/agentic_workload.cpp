@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/util/splitmix.hpp"
+
 namespace servesim {
 
 AgenticWorkload::AgenticWorkload(const ArrivalSpec& arrivals, AgenticSpec spec,
@@ -14,9 +16,9 @@ AgenticWorkload::AgenticWorkload(const ArrivalSpec& arrivals, AgenticSpec spec,
                                  std::string arrival_where)
     : ClosedLoopBase(arrivals, options, spec.num_tasks, seed, std::move(arrival_where)),
       spec_(std::move(spec)),
-      root_(spec_.root, substream_seed(seed, 5)),
-      tools_(spec_.tool_calls, substream_seed(seed, 6)) {
-  if (spec_.aggregate) aggregate_.emplace(*spec_.aggregate, substream_seed(seed, 7));
+      root_(spec_.root, stream_seed(seed, 5)),
+      tools_(spec_.tool_calls, stream_seed(seed, 6)) {
+  if (spec_.aggregate) aggregate_.emplace(*spec_.aggregate, stream_seed(seed, 7));
 }
 
 RequestSpec AgenticWorkload::make(std::int64_t task, std::int32_t turn, SimTime at,

@@ -6,12 +6,13 @@
 #include <fmt/format.h>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/splitmix.hpp"
 #include "workloads/overloaded.hpp"
 
 namespace servesim {
 
 ArrivalProcess::ArrivalProcess(const ArrivalSpec& spec, std::uint64_t seed, std::string where)
-    : spec_(spec), rng_(substream_seed(seed, 1)), where_(std::move(where)) {
+    : spec_(spec), rng_(stream_seed(seed, 1)), where_(std::move(where)) {
   if (const auto* s = std::get_if<StagedArrivals>(&spec_)) begin_stage(*s, 0);
 }
 

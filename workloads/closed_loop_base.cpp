@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "sim/util/splitmix.hpp"
 #include "workloads/mooncake_reader.hpp"
 
 namespace servesim {
@@ -10,7 +11,7 @@ namespace servesim {
 ClosedLoopBase::ClosedLoopBase(const ArrivalSpec& arrivals, const WorkloadOptions& options,
                                std::optional<std::int64_t> num_sessions, std::uint64_t seed,
                                std::string arrival_where)
-    : rng_(substream_seed(seed, 4)),
+    : rng_(stream_seed(seed, 4)),
       arrivals_(arrivals, seed, std::move(arrival_where)),
       options_(options),
       num_sessions_(num_sessions) {}

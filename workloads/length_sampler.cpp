@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/splitmix.hpp"
 #include "workloads/overloaded.hpp"
 
 namespace servesim {
@@ -91,7 +92,7 @@ double ConversationLengths::user_tokens_mean() const {
 }
 
 LengthSampler::LengthSampler(LengthSpec spec, std::uint64_t seed)
-    : spec_(std::move(spec)), rng_(substream_seed(seed, 2)), seed_(seed) {
+    : spec_(std::move(spec)), rng_(stream_seed(seed, 2)), seed_(seed) {
   if (const auto* c = std::get_if<ConversationLengths>(&spec_)) {
     user_mean_ = c->user_tokens_mean();
     double sum = 0;
@@ -137,7 +138,7 @@ std::int32_t LengthSampler::histogram_draw(const LengthHistogram& h) {
 std::pair<std::int32_t, std::int32_t> LengthSampler::conversation_turn(
     const ConversationLengths& c) {
   if (c.unique_requests > 0 && drawn_ > 0 && drawn_ % c.unique_requests == 0) {
-    rng_ = RandomSource(substream_seed(seed_, 2));  // the same request file again
+    rng_ = RandomSource(stream_seed(seed_, 2));  // the same request file again
     turns_left_ = 0;
     last_user_ = -1;
   }

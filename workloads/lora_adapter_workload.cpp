@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/util/splitmix.hpp"
+
 namespace servesim {
 
 LoraAdapterWorkload::LoraAdapterWorkload(std::unique_ptr<Workload> inner, const LoraConfig& config,
@@ -28,7 +30,7 @@ std::int32_t LoraAdapterWorkload::draw() {
 }
 
 std::int32_t LoraAdapterWorkload::session_adapter(std::int64_t session) const {
-  RandomSource r(substream_seed(seed_, static_cast<std::uint64_t>(session)));
+  RandomSource r(stream_seed(seed_, static_cast<std::uint64_t>(session)));
   const double base = r.uniform01();
   const double u = r.uniform01();
   return pick(base, u);

@@ -10,6 +10,7 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/util/csv_reader.hpp"
+#include "sim/util/splitmix.hpp"
 
 namespace servesim {
 namespace {
@@ -19,11 +20,8 @@ constexpr std::string_view kKeys = "timestamp, input_length, output_length, hash
 }  // namespace
 
 std::int64_t chain_hash(std::int64_t previous, std::int64_t id) {
-  std::uint64_t z = static_cast<std::uint64_t>(previous) * 0x9e3779b97f4a7c15ULL +
-                    static_cast<std::uint64_t>(id) + 0x632be59bd9b4e019ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
+  const std::uint64_t z = mix64(static_cast<std::uint64_t>(previous),
+                                static_cast<std::uint64_t>(id) + 0x632be59bd9b4e019ULL);
   return static_cast<std::int64_t>((z >> 2) | (std::uint64_t{1} << 62));
 }
 

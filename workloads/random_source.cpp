@@ -68,11 +68,4 @@ double RandomSource::gamma(double shape, double scale) {
   }
 }
 
-std::uint64_t substream_seed(std::uint64_t seed, std::uint64_t stream) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 }  // namespace servesim

@@ -33,9 +33,4 @@ class RandomSource {
   bool has_spare_normal_ = false;
 };
 
-// An independent seed for sub-stream `stream` of a run seed (splitmix64 finaliser), so that
-// arrivals, lengths and prefix groups draw from separate streams: changing one part of a
-// workload does not reshuffle the others.
-std::uint64_t substream_seed(std::uint64_t seed, std::uint64_t stream);
-
 }  // namespace servesim

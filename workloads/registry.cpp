@@ -87,6 +87,38 @@ WorkloadOptions read_options(const ConfigNode& node) {
   return o;
 }
 
+// One `workload.trace.format` of the registry.
+struct TraceFormatEntry {
+  std::string_view kind;
+  // Its rows name their shared prefixes (Mooncake's hash_ids), so `shared_prefix:` cannot be
+  // combined with it.
+  bool brings_own_prefixes = false;
+  std::unique_ptr<Workload> (*make)(const std::string& path, const TraceRescale& rescale,
+                                    const WorkloadOptions& options, std::uint64_t seed);
+};
+
+template <TraceFormat kFormat>
+std::unique_ptr<Workload> make_csv_trace(const std::string& path, const TraceRescale& rescale,
+                                         const WorkloadOptions& options, std::uint64_t seed) {
+  return std::make_unique<TraceWorkload>(path, kFormat, rescale, options, seed);
+}
+
+// The explicit table of trace formats: the CSV formats of trace_reader.hpp and the JSON-lines
+// Mooncake format. Keep sorted by kind.
+const std::vector<TraceFormatEntry>& trace_format_entries() {
+  static const std::vector<TraceFormatEntry> entries{
+      {"azure", false, &make_csv_trace<TraceFormat::kAzure>},
+      {"measured", false, &make_csv_trace<TraceFormat::kMeasured>},
+      {"mooncake", true,
+       [](const std::string& path, const TraceRescale& rescale, const WorkloadOptions& options,
+          std::uint64_t seed) -> std::unique_ptr<Workload> {
+         return std::make_unique<MooncakeWorkload>(path, rescale, options, seed);
+       }},
+      {"vidur", false, &make_csv_trace<TraceFormat::kVidur>},
+  };
+  return entries;
+}
+
 std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions options,
                                      std::uint64_t seed) {
   trace.require_map("a trace section");
@@ -94,16 +126,12 @@ std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions op
   if (trace.has("output_tokens"))
     options.output_tokens_override = read_tokens(trace, "output_tokens");
   const ConfigNode format_node = trace.at("format");
-  const bool mooncake = format_node.as_string() == "mooncake";
-  const auto format = trace_format_from_name(format_node.as_string());
-  if (mooncake && (options.prefix_groups > 0 || options.prefix_by_prompt_length)) {
-    format_node.fail(
-        "a mooncake trace cannot be combined with 'shared_prefix' (its hash_ids give the "
-        "shared prefixes)");
-  }
-  if (!format && !mooncake) {
-    format_node.fail(fmt::format("unknown trace format '{}' (known: {})", format_node.as_string(),
-                                 fmt::join(trace_formats(), ", ")));
+  const TraceFormatEntry& format = lookup_kind(trace_format_entries(), format_node, "trace format");
+  if (format.brings_own_prefixes &&
+      (options.prefix_groups > 0 || options.prefix_by_prompt_length)) {
+    format_node.fail(fmt::format(
+        "a {} trace cannot be combined with 'shared_prefix' (its rows give the shared prefixes)",
+        format.kind));
   }
   TraceRescale rescale;
   if (trace.has("qps") && trace.has("time_scale")) {
@@ -116,9 +144,7 @@ std::unique_ptr<Workload> make_trace(const ConfigNode& trace, WorkloadOptions op
     rescale = {TraceRescale::Kind::kTimeScale, trace.get_positive("time_scale"),
                trace.at("time_scale").where()};
   }
-  if (mooncake)
-    return std::make_unique<MooncakeWorkload>(read_file_path(trace), rescale, options, seed);
-  return std::make_unique<TraceWorkload>(read_file_path(trace), *format, rescale, options, seed);
+  return format.make(read_file_path(trace), rescale, options, seed);
 }
 
 ArrivalSpec parse_diurnal(const ConfigNode& arrival) {
@@ -337,23 +363,9 @@ const std::vector<LengthEntry>& length_entries() {
   return entries;
 }
 
-std::vector<std::string> arrival_kinds() {
-  std::vector<std::string> out;
-  for (const ArrivalEntry& e : arrival_entries()) out.emplace_back(e.kind);
-  return out;
-}
-std::vector<std::string> length_kinds() {
-  std::vector<std::string> out;
-  for (const LengthEntry& e : length_entries()) out.emplace_back(e.kind);
-  return out;
-}
-// The CSV formats of trace_reader.hpp and the JSON-lines Mooncake format, sorted.
-std::vector<std::string> trace_formats() {
-  std::vector<std::string> out = trace_format_names();
-  out.emplace_back("mooncake");
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> arrival_kinds() { return kinds_of(arrival_entries()); }
+std::vector<std::string> length_kinds() { return kinds_of(length_entries()); }
+std::vector<std::string> trace_formats() { return kinds_of(trace_format_entries()); }
 
 namespace {
 std::unique_ptr<Workload> make_unfiltered_workload(const ConfigNode& node, std::uint64_t seed);

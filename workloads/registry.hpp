@@ -10,7 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/config/config_node.hpp"
-#include "sim/config/suggest.hpp"
+#include "sim/config/kind_table.hpp"
 #include "sim/engine/workload.hpp"
 #include "workloads/arrival_process.hpp"
 #include "workloads/length_sampler.hpp"
@@ -84,15 +84,7 @@ template <class Entry>
 const Entry& read_kind(const ConfigNode& section, std::string_view what,
                        const std::vector<Entry>& table) {
   section.require_map(fmt::format("a {} section", what));
-  const ConfigNode kind = section.at("kind");
-  const std::string k = kind.as_string();
-  std::vector<std::string> known;
-  for (const Entry& e : table) {
-    if (e.kind == k) return e;
-    known.emplace_back(e.kind);
-  }
-  kind.fail(fmt::format("unknown {} kind '{}' ({}known: {})", what, k, did_you_mean(k, known),
-                        fmt::join(known, ", ")));
+  return lookup_kind(table, section.at("kind"), fmt::format("{} kind", what));
 }
 
 }  // namespace servesim

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "sim/util/splitmix.hpp"
+
 namespace servesim {
 
 RequestShaper::RequestShaper(const WorkloadOptions& options, std::uint64_t seed)
-    : options_(options), prefix_rng_(substream_seed(seed, 3)) {}
+    : options_(options), prefix_rng_(stream_seed(seed, 3)) {}
 
 bool RequestShaper::has_room() const {
   return !options_.num_requests || counts_.yielded < *options_.num_requests;

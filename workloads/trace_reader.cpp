@@ -27,15 +27,6 @@ std::string_view trace_format_name(TraceFormat format) {
   return "?";
 }
 
-std::vector<std::string> trace_format_names() { return {"azure", "measured", "vidur"}; }
-
-std::optional<TraceFormat> trace_format_from_name(std::string_view name) {
-  for (const auto f : {TraceFormat::kVidur, TraceFormat::kAzure, TraceFormat::kMeasured}) {
-    if (trace_format_name(f) == name) return f;
-  }
-  return std::nullopt;
-}
-
 TraceReader::TraceReader(std::string path, TraceFormat format) : csv_(std::move(path)) {
   switch (format) {
     case TraceFormat::kVidur:

@@ -19,8 +19,6 @@ namespace servesim {
 enum class TraceFormat { kVidur, kAzure, kMeasured };
 
 std::string_view trace_format_name(TraceFormat format);
-std::vector<std::string> trace_format_names();  // sorted
-std::optional<TraceFormat> trace_format_from_name(std::string_view name);
 
 // One validated row. Token counts are ≥ 1 (zeros are raised to 1 and counted).
 struct TraceRow {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/hardware/memory_planner.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 // Per-replica tables: index i holds the cost of i tokens (or i requests); entry 0 is unused.
@@ -163,7 +164,8 @@ StepCost AnalyticalCostModel::step(const BatchShape& batch, const ReplicaSpec& r
     // Every GPU of the replica idles through the step; each kernel adds its dynamic energy on
     // the tp GPUs of the stage running it (one batch in flight).
     const double gpus = static_cast<double>(replica.tp) * replica.pp;
-    cost.energy_j = 1e-9 * (gpus * pr.idle_w() * static_cast<double>(cost.total_ns) +
+    cost.energy_j =
+        kJoulesPerWattNs * (gpus * pr.idle_w() * static_cast<double>(cost.total_ns) +
                             replica.tp * (p.layers * (layer.energy_nj + attn_nj) + edge_nj));
   }
   return cost;

@@ -18,6 +18,7 @@
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/replica_spec.hpp"
 #include "sim/util/coordinate_search.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -76,7 +77,7 @@ FitReport fit_home_constants(
   const double bw = gpu.memory_bw_gb_per_s;
   // The light fractions fitted here are this GPU's own: it becomes their home.
   rep.params.light_home_bytes_per_sm_clk =
-      bw / (gpu.sms * gpu.boost_clock_mhz * 1e-3 * rep.params.clock_fraction);
+      bw / (gpu.sms * gpu.boost_clock_mhz * kGhzPerMhz * rep.params.clock_fraction);
 
   // Light kernels: per kernel kind, t/count = (t_lat^q + t_bw^q)^(1/q), t_lat = floor +
   // row_elem_ns · row elements · waves of rows, t_bw = the bytes at fraction · BW (a norm's or
@@ -94,7 +95,7 @@ FitReport fit_home_constants(
       }
       const auto uses = it->second.vidur_light_uses(row.num_tokens);
       for (std::size_t i = 0; i < kNumVidurOps; ++i) {
-        const double t = row.ms[i] * 1e6;
+        const double t = row.ms[i] * kNsPerMsF;
         if (uses[i].count <= 0 || !(t > 0)) continue;
         lx[uses[i].kernel].push_back(uses[i].work);
         ly[uses[i].kernel].push_back(t / uses[i].count);
@@ -195,14 +196,14 @@ FitReport fit_home_constants(
   };
   std::vector<GemmRow> g;
   std::map<std::string, int> gfiles;
-  const double peak = gpu.bf16_tflops * 1e3;
+  const double peak = gpu.bf16_flop_per_ns();
   for (std::size_t f = 0; f < data.size(); ++f) {
     for (const VidurMlpRow& row : data[f].second) {
       const LayerShapes s = LayerShapes::make(models[f], row.tp);
       const VidurOp ops[] = {VidurOp::kAttnPreProj, VidurOp::kAttnPostProj, VidurOp::kMlpUpProj,
                              VidurOp::kMlpDownProj};
       for (std::size_t j = 0; j < 4; ++j) {
-        const double meas = row.ms[static_cast<std::size_t>(ops[j])] * 1e6;
+        const double meas = row.ms[static_cast<std::size_t>(ops[j])] * kNsPerMsF;
         if (!(meas > 0)) continue;
         const GemmShape shape = s.gemm(static_cast<ProjOp>(j), row.num_tokens);
         g.push_back({shape, {}, meas});
@@ -385,8 +386,8 @@ NetworkValidation validate_network(const std::string& dir, const GpuSpec& gpu,
       s.topology = f.topology;
       s.workers = r.num_workers;
       const double predicted = topo.all_reduce_ns(r.size_bytes);
-      s.stats.add(predicted, r.ms * 1e6);
-      (r.size_bytes < 1024.0 * 1024.0 ? s.small : s.large).add(predicted, r.ms * 1e6);
+      s.stats.add(predicted, r.ms * kNsPerMsF);
+      (r.size_bytes < 1024.0 * 1024.0 ? s.small : s.large).add(predicted, r.ms * kNsPerMsF);
       ++s.algorithms[TpTopology::algorithm_name(topo.algorithm(r.size_bytes))];
     }
     for (auto& [p, s] : by_p) v.slices.push_back(s);
@@ -420,8 +421,8 @@ KvTransferValidation validate_kv_transfer(const std::string& dir, const GpuSpec&
         s.topology = f.topology;
         s.same_node = same;
         const double predicted = static_cast<double>(net.solo_time_ns(0, 1, r.size_bytes));
-        s.all.add(predicted, r.ms * 1e6);
-        (r.size_bytes < 1024.0 * 1024.0 ? s.small : s.large).add(predicted, r.ms * 1e6);
+        s.all.add(predicted, r.ms * kNsPerMsF);
+        (r.size_bytes < 1024.0 * 1024.0 ? s.small : s.large).add(predicted, r.ms * kNsPerMsF);
       }
     }
     for (const bool same : {true, false}) {
@@ -454,7 +455,7 @@ FitReport fit_network_constants(const std::string& dir, const GpuSpec& gpu,
       const bool nv = std::abs(bw - gpu.nvlink_gb_per_s / 2) < 1e-9;
       const double xfer = 2 * (p - 1) / p * r.size_bytes / bw;
       x.push_back({nv ? xfer : 0.0, nv ? 0.0 : xfer, 2 * (p - 1), 1.0});
-      y.push_back(r.ms * 1e6);
+      y.push_back(r.ms * kNsPerMsF);
       ++files[short_path(f.path)];
     }
   }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "costmodels/analytical/gemm_model.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 
@@ -38,7 +39,7 @@ constexpr double kMinLightSmRatio = 1.25;
 LightMemory light_memory(const GpuSpec& gpu, const AnalyticalParams& p) {
   LightMemory m{gpu.memory_bw_gb_per_s, p.light_l2_resident_fraction * gpu.l2_bytes(),
                 p.light_l2_speedup, p.eta_max, 0};
-  const double sm_ghz = gpu.sms * gpu.boost_clock_mhz * 1e-3 * p.clock_fraction;
+  const double sm_ghz = gpu.sms * gpu.boost_clock_mhz * kGhzPerMhz * p.clock_fraction;
   if (p.light_home_bytes_per_sm_clk > 0 && sm_ghz > 0 && gpu.memory_bw_gb_per_s > 0) {
     const double ratio = p.light_home_bytes_per_sm_clk / (gpu.memory_bw_gb_per_s / sm_ghz);
     if (ratio > kMinLightSmRatio) m.sm_ratio = ratio;
@@ -62,8 +63,8 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       topology_(r.links()),
       cluster_(r.cluster) {
   const bool fp8 = r.weights == Precision::kFp8 && gpu_->fp8_tflops > 0;
-  peak_flops_per_ns_ = (fp8 ? gpu_->fp8_tflops : gpu_->bf16_tflops) * 1e3;
-  bf16_peak_flops_per_ns_ = gpu_->bf16_tflops * 1e3;  // attention, unquantized LM head and router
+  peak_flops_per_ns_ = fp8 ? gpu_->fp8_flop_per_ns() : gpu_->bf16_flop_per_ns();
+  bf16_peak_flops_per_ns_ = gpu_->bf16_flop_per_ns();  // attention, unquantized LM head and router
   bw_ = gpu_->memory_bw_gb_per_s;
   light_memory_ = light_memory(*gpu_, params_);
   // With the hardware file's power model, under a cap below the TDP every GEMM and

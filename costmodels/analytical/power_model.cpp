@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 
@@ -43,13 +44,15 @@ std::optional<PowerModel> PowerModel::for_gpu(const GpuSpec& gpu) {
 }
 
 PowerModel& PowerModel::derive(const GpuSpec& gpu) {
-  const double ghz = max_clock_mhz / 1e3;
+  const double ghz = max_clock_mhz / kMhzPerGhz;
   boost_clock_mhz = gpu.boost_clock_mhz;
   clock_w = sm_w_per_ghz * gpu.sms * ghz;
   // The bf16 tensor rate scales with the clock: datasheet TFLOP/s at boost × f_max / boost.
-  tensor_w = pj_per_flop * 1e-12 * gpu.bf16_tflops * 1e12 * max_clock_mhz / gpu.boost_clock_mhz;
-  memory_w = pj_per_byte * 1e-12 * gpu.memory_bw_gb_per_s * 1e9;
-  onchip_w = onchip_pj_per_byte * 1e-12 * gpu.memory_bw_gb_per_s * 1e9;
+  tensor_w = pj_per_flop * kJoulesPerPicojoule * gpu.bf16_tflops * kFlopPerSPerTflops *
+             max_clock_mhz / gpu.boost_clock_mhz;
+  memory_w = pj_per_byte * kJoulesPerPicojoule * gpu.memory_bw_gb_per_s * kBytesPerSPerGbPerS;
+  onchip_w =
+      onchip_pj_per_byte * kJoulesPerPicojoule * gpu.memory_bw_gb_per_s * kBytesPerSPerGbPerS;
   return *this;
 }
 

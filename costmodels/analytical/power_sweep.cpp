@@ -4,6 +4,7 @@
 
 #include "costmodels/analytical/analytical_terms.hpp"
 #include "costmodels/analytical/gemm_model.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 
@@ -15,7 +16,7 @@ PowerSweep sweep_gemm_power(const GpuSpec& gpu, const AnalyticalParams& params,
   s.tokens = std::move(tokens);
   const std::vector<double>& caps = s.caps_w;
   const std::vector<int>& ms = s.tokens;
-  const double peak = gpu.bf16_tflops * 1e3;  // FLOP per ns at boost
+  const double peak = gpu.bf16_flop_per_ns();  // at boost
   const AnalyticalTerms terms;
   s.cells.assign(ms.size(), std::vector<PowerSweep::Cell>(caps.size()));
   for (std::size_t i = 0; i < ms.size(); ++i) {
@@ -25,7 +26,7 @@ PowerSweep sweep_gemm_power(const GpuSpec& gpu, const AnalyticalParams& params,
       PowerSweep::Cell& cell = s.cells[i][j];
       cell.k =
           gemm_under_cap(g, 2, peak, params.clock_fraction, pm, caps[j], gpu, params, terms, 1.0);
-      cell.tflops = g.flops() / cell.k.time_ns / 1e3;
+      cell.tflops = g.flops() / cell.k.time_ns / kFlopPerNsPerTflops;
     }
   }
   return s;

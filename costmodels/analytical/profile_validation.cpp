@@ -16,6 +16,7 @@
 #include "sim/hardware/catalog.hpp"
 #include "sim/hardware/replica_spec.hpp"
 #include "sim/util/sample_stats.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 
@@ -153,7 +154,7 @@ ProfileValidation validate_profile(const std::vector<VidurMlpRow>& rows, const s
     double block_meas = 0;
     double gemm_only_pred = 0;  // the block with the light ops at their measured times
     for (std::size_t i = 0; i < kNumVidurOps; ++i) {
-      const double meas = row.ms[i] * 1e6;
+      const double meas = row.ms[i] * kNsPerMsF;
       if (!std::isfinite(meas) || !std::isfinite(pred[i])) continue;
       s.ops[i].add(pred[i], meas);
       (decode ? s.decode_ops : s.prefill_ops)[i].add(pred[i], meas);

@@ -54,7 +54,7 @@ double lora_step_ns(const std::vector<LoraSlice>& slices, const LoraConfig& conf
   const GpuSpec& gpu = *replica.gpu;
   const ModelSpec& model = *replica.model;
   const LayerShapes s = LayerShapes::make(model, replica.tp);
-  const double flops_per_ns = gpu.bf16_tflops * 1e3;
+  const double flops_per_ns = gpu.bf16_flop_per_ns();
   const double bytes_per_ns = gpu.memory_bw_gb_per_s;
   double per_layer = 0;
   for (const LoraModule m : config.target_modules) {

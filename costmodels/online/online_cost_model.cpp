@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/config/input_error.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 
@@ -35,7 +36,8 @@ StepCost OnlineCostModel::step(const BatchShape& batch, const ReplicaSpec& repli
         1, static_cast<SimTime>(std::llround(static_cast<double>(c.total_ns) + offset)));
   }
   // The replica idles through the time it adds (or saves).
-  c.energy_j += 1e-9 * base_.idle_power_w(replica) * static_cast<double>(c.total_ns - before);
+  c.energy_j +=
+      kJoulesPerWattNs * base_.idle_power_w(replica) * static_cast<double>(c.total_ns - before);
   return c;
 }
 

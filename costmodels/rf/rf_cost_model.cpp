@@ -11,6 +11,7 @@
 #include "costmodels/analytical/layer_pricer.hpp"
 #include "costmodels/common/attention_work.hpp"
 #include "sim/config/input_error.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -56,7 +57,7 @@ struct RfCostModel::Prepared {
     for (std::size_t op = 0; op < kNumVidurOps; ++op) {
       const double ms = t.ops[op](tokens);
       if (!std::isfinite(ms)) continue;
-      const double ns = ms * 1e6 * ratio[op];
+      const double ns = ms * kNsPerMsF * ratio[op];
       if (op == idx(VidurOp::kEmb)) {
         r.edge += ns;
       } else if (is_gemm(op)) {
@@ -66,12 +67,12 @@ struct RfCostModel::Prepared {
       }
     }
     const double norm = t.op_ms(VidurOp::kInputLayernorm, tokens);
-    if (std::isfinite(norm)) r.edge += norm * 1e6 * ratio[idx(VidurOp::kInputLayernorm)];
+    if (std::isfinite(norm)) r.edge += norm * kNsPerMsF * ratio[idx(VidurOp::kInputLayernorm)];
     r.light += pricer->light_ns(LightKernel::kKvWrite, pricer->kv_write_work(tokens), false);
     if (loaded.tables.tp > 1) {
       const double bytes = tokens * hidden * 2;
       const double one = t.all_reduce.empty() ? pricer->all_reduce_ns(bytes)
-                                              : t.all_reduce(bytes) * 1e6 *
+                                              : t.all_reduce(bytes) * kNsPerMsF *
                                                     (scaler ? scaler->collective_ratio() : 1);
       r.comm = 2 * one;
     }

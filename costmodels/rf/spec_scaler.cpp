@@ -28,8 +28,8 @@ SpecScaler::SpecScaler(const GpuSpec& home, const GpuSpec& target, const ModelSp
                        Mode mode)
     : mode_(mode),
       shapes_(LayerShapes::make(model, tp)),
-      peak_home_(home.bf16_tflops * 1e3),
-      peak_target_(target.bf16_tflops * 1e3),
+      peak_home_(home.bf16_flop_per_ns()),
+      peak_target_(target.bf16_flop_per_ns()),
       bw_home_(home.memory_bw_gb_per_s),
       bw_target_(target.memory_bw_gb_per_s) {
   const double lh = link_gb_per_s(home);

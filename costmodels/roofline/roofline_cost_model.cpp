@@ -43,7 +43,7 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
   const double link_gb_per_s = replica.tp > 1 && gpu.ring_on_nvlink(replica.tp, replica.links())
                                    ? gpu.nvlink_gb_per_s / 2
                                    : gpu.pcie_gb_per_s;
-  const Peaks pk{(fp8 ? gpu.fp8_tflops : gpu.bf16_tflops) * 1e3, gpu.memory_bw_gb_per_s,
+  const Peaks pk{fp8 ? gpu.fp8_flop_per_ns() : gpu.bf16_flop_per_ns(), gpu.memory_bw_gb_per_s,
                  std::max(link_gb_per_s, 1.0)};
   const double wbytes = replica.weight_bytes_per_param();
   const LayerShapes s = LayerShapes::make(model, replica.tp);
@@ -53,7 +53,7 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
   double mlp = 0;  // the MoE layers' MLP (every layer's for a model that is not interleaved)
   // bf16 weights at the bf16 peak: a checkpoint that keeps attention (and always the LM head)
   // unquantized.
-  const Peaks bf16{gpu.bf16_tflops * 1e3, pk.bytes_per_ns, pk.link_bytes_per_ns};
+  const Peaks bf16{gpu.bf16_flop_per_ns(), pk.bytes_per_ns, pk.link_bytes_per_ns};
   for (std::size_t i = 0; i < kNumProjOps; ++i) {
     const auto op = static_cast<ProjOp>(i);
     const bool mlp_op = op == ProjOp::kGateUp || op == ProjOp::kDown;

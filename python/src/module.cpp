@@ -1,6 +1,6 @@
 // servesim._servesim: the extension under the `servesim` package (python/servesim). The package
 // wraps these functions in its documented API (python/README.md); the runs go through the same
-// library code as the commands (tools/common), so a run's numbers equal `simulate`'s.
+// library code as the commands (run/), so a run's numbers equal `simulate`'s.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -16,11 +16,10 @@
 #include "python/src/records.hpp"
 #include "python/src/step_time.hpp"
 #include "python/src/sweep.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "sim/util/version.hpp"
-#include "tools/common/run_builder.hpp"
-#include "tools/common/run_executor.hpp"
 
 namespace py = pybind11;
 
@@ -44,9 +43,9 @@ py::tuple simulate(py::handle config, py::handle overrides, std::optional<std::u
   nlohmann::json summary;
   {
     const py::gil_scoped_release nogil;
-    BuiltRun run = build_run(cfg);
-    records->set_speculative(run.speculation != nullptr);
-    const std::optional<std::int64_t> total = run.workload->expected_requests();
+    Simulation sim(cfg);
+    records->set_speculative(sim.built().speculation != nullptr);
+    const std::optional<std::int64_t> total = sim.built().workload->expected_requests();
     RunOptions options;
     options.write_outputs = out_dir.has_value();
     if (out_dir) options.out_dir = *out_dir;
@@ -69,7 +68,7 @@ py::tuple simulate(py::handle config, py::handle overrides, std::optional<std::u
         stop = true;
       }
     };
-    summary = execute_run(run, options);
+    summary = execute_run(sim, options);
   }
   records->sort_requests();
   return py::make_tuple(summary.dump(), py::cast(records), interrupt);

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "run/run_config_loader.hpp"
 #include "sim/config/config_node.hpp"
-#include "tools/common/run_config_loader.hpp"
 
 namespace py = pybind11;
 

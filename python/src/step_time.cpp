@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "python/src/python_config.hpp"
+#include "run/run_builder.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/engine/batch_shape.hpp"
-#include "tools/common/run_builder.hpp"
 
 namespace py = pybind11;
 

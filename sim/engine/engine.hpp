@@ -32,7 +32,7 @@ struct EngineTotals {
   // steps in flight at one instant; 0 when the cost model prices no energy.
   double peak_power_w = 0;
   bool complete =
-      true;  // false: stopped early (set_stop); arrived − finished − rejected unfinished
+      true;  // false: stopped early (EngineParts::stop); arrived − finished − rejected unfinished
   // Disaggregated serving: KV transfers ended, their bytes and tokens, and the requests that
   // found no decode replica with room at their first token and waited for one (hand-off queue).
   std::int64_t transfers = 0;
@@ -46,33 +46,22 @@ struct EngineTotals {
   std::int64_t spec_accepted = 0;
 };
 
-// The discrete-event loop of one run. It is handed its
-// parts so tests can pass fakes. Events: arrivals (all requests arriving at one instant are
-// admitted before any replica forms a batch) and step ends. A replica that goes idle forms its
-// next batch at once. Single-threaded; deterministic for a given workload.
-// Invariant at the end of a complete run(): arrived == finished + rejected, and every KV block is
-// free. A router with a fleet-level queue (Router::queue) is wired to every non-decode replica's
-// scheduler (which must be a FleetQueuePuller) at construction; replicas then pull from it when
-// they form a batch.
-class Engine {
- public:
-  using Progress = std::function<void(const EngineTotals&, SimTime now)>;
+using EngineProgress = std::function<void(const EngineTotals&, SimTime now)>;
 
-  Engine(Fleet& fleet, Router& router, Workload& workload, const CostModel& cost_model,
-         std::vector<RunObserver*> observers);
-  void set_progress(Progress progress) { progress_ = std::move(progress); }
-  // While *stop is true run() returns after the event it is on, with complete = false (SIGINT,
-  // SIGTERM: the handler sets it). Read once per event, relaxed.
-  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
-  // Gives every request its SLO class (a trace's class, else slo.classify with the seeded draw
-  // of its id) and its deadline (SloPolicy::deadline, less `request_overhead_ns`). Without it
-  // requests have no class and no deadline. `slo` must outlive the engine.
-  void set_slo(const SloPolicy* slo, SimTime request_overhead_ns, std::uint64_t seed) {
-    slo_ = slo;
-    slo_overhead_ns_ = request_overhead_ns;
-    slo_seed_ = seed;
-  }
-
+// What one run is made of, handed to the Engine at construction; everything it points at must
+// outlive the engine. The first five are every run's; the rest are optional and default to off.
+struct EngineParts {
+  Fleet& fleet;
+  Router& router;
+  Workload& workload;
+  const CostModel& cost_model;
+  std::vector<RunObserver*> observers = {};
+  // Gives every request its SLO class (a trace's class, else slo->classify with the seeded draw
+  // of its id) and its deadline (SloPolicy::deadline, less `slo_overhead_ns`). Null: requests
+  // have no class and no deadline.
+  const SloPolicy* slo = nullptr;
+  SimTime slo_overhead_ns = 0;
+  std::uint64_t slo_seed = 0;
   // Prefill/decode disaggregation, for a fleet of prefill and decode replicas (no mixed ones).
   // The router places arrivals on prefill replicas; a request with more than one output token
   // is handed off at its first token: it waits in a FIFO hand-off queue until a decode replica
@@ -80,21 +69,42 @@ class Engine {
   // whose KV is then allocated; its KV moves over `cluster`'s links (LinkNetwork) while the
   // prefill replica still holds it; at the end the prefill side frees it and the request decodes
   // on the decode replica. Every decode replica's scheduler must be a DecodeRole and every other
-  // one's a PrefillRole. Call before run().
-  void set_disaggregation(Router& decode_router, const ClusterSpec& cluster);
+  // one's a PrefillRole. Both null: no disaggregation.
+  Router* decode_router = nullptr;
+  const ClusterSpec* cluster = nullptr;
   // Speculative decoding: a scheduled decode that verifies draft tokens (BatchEntry::draft_tokens,
   // the schedulers' SchedulerOptions::num_speculative_tokens) is priced and resolved by
-  // `speculation` (which must outlive the engine): its step emits 1 + the accepted drafts as one
-  // chunk. Without it every entry with draft tokens is an error. Call before run().
-  void set_speculation(const Speculation* speculation) { speculation_ = speculation; }
-  const LinkNetwork* network() const { return network_.get(); }
+  // `speculation`: its step emits 1 + the accepted drafts as one chunk. Null: every entry with
+  // draft tokens is an error.
+  const Speculation* speculation = nullptr;
   // Autoscaling (a fleet built with the autoscaler's max_replicas): routers are offered only the
   // autoscaler's active replicas, and a router that returns another is an error; it evaluates
   // every interval from time 0 until the run has nothing left; a provisioning replica becomes
-  // active after its delay, a draining one is released once it holds nothing. `autoscaler` must
-  // outlive the engine and be among its observers. Not with disaggregation or a router that holds
-  // requests in a fleet-level queue. Call before run().
-  void set_autoscaler(Autoscaler* autoscaler);
+  // active after its delay, a draining one is released once it holds nothing. It must be among
+  // the observers. Not with disaggregation or a router that holds requests in a fleet-level
+  // queue. Null: a static fleet.
+  Autoscaler* autoscaler = nullptr;
+  // While *stop is true run() returns after the event it is on, with complete = false (SIGINT,
+  // SIGTERM: the handler sets it). Read once per event, relaxed.
+  const std::atomic<bool>* stop = nullptr;
+  // Called every 65,536 events and once at the end, on the running thread.
+  EngineProgress progress = {};
+};
+
+// The discrete-event loop of one run. It is handed its parts (EngineParts) so tests can pass
+// fakes. Events: arrivals (all requests arriving at one instant are admitted before any replica
+// forms a batch) and step ends. A replica that goes idle forms its next batch at once.
+// Single-threaded; deterministic for a given workload.
+// Invariant at the end of a complete run(): arrived == finished + rejected, and every KV block is
+// free. A router with a fleet-level queue (Router::queue) is wired to every non-decode replica's
+// scheduler (which must be a FleetQueuePuller) at construction; replicas then pull from it when
+// they form a batch.
+class Engine {
+ public:
+  using Progress = EngineProgress;
+
+  explicit Engine(EngineParts parts);
+  const LinkNetwork* network() const { return network_.get(); }
 
   EngineTotals run();
 
@@ -143,6 +153,8 @@ class Engine {
   double kv_bytes(const Request& r, const ReplicaSpec& spec) const;
   Request* allocate();
   void release(Request* r);
+  void set_disaggregation(Router& decode_router, const ClusterSpec& cluster);
+  void set_autoscaler(Autoscaler* autoscaler);
 
   Fleet& fleet_;
   Router& router_;
@@ -184,10 +196,10 @@ class Engine {
   double fleet_power_w_ = 0;
   SimTime power_changed_at_ = -1;
 
-  Autoscaler* autoscaler_ = nullptr;  // set_autoscaler; null for a static fleet
+  Autoscaler* autoscaler_ = nullptr;  // null for a static fleet
   std::vector<ReplicaId> started_;    // replicas that began provisioning (scratch)
 
-  // Disaggregation (set_disaggregation); unused otherwise.
+  // Disaggregation (EngineParts::decode_router); unused otherwise.
   Router* decode_router_ = nullptr;
   std::unique_ptr<LinkNetwork> network_;
   std::deque<Request*> handoffs_;    // waiting for a decode replica with room

@@ -10,6 +10,7 @@
 
 #include "sim/engine/kv_offload.hpp"
 #include "sim/engine/request.hpp"
+#include "sim/util/splitmix.hpp"
 
 namespace servesim {
 
@@ -159,11 +160,8 @@ class KvCache {
   // not depend on the order.
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
-      std::uint64_t z = static_cast<std::uint64_t>(k.first) * 0x9e3779b97f4a7c15ULL +
-                        static_cast<std::uint64_t>(k.second);
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      return static_cast<std::size_t>(z ^ (z >> 31));
+      return static_cast<std::size_t>(
+          mix64(static_cast<std::uint64_t>(k.first), static_cast<std::uint64_t>(k.second)));
     }
   };
   // A stretch of the free queue: `count` blocks without identity, or one cached block.

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/util/splitmix.hpp"
+
 namespace servesim {
 
 bool SloSpec::met(double ttft, double tbt_max, double tpot, double e2e) const {
@@ -145,11 +147,7 @@ SimTime SloPolicy::deadline(std::int32_t c, SimTime arrival, SimTime request_ove
 }
 
 double SloPolicy::draw(std::uint64_t seed, RequestId id) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(id) + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
+  return unit_draw(stream_seed(seed, static_cast<std::uint64_t>(id)));
 }
 
 bool SloPolicy::deadline_is_ttft(std::int32_t c) const {

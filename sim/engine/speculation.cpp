@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "sim/hardware/memory_planner.hpp"
+#include "sim/util/splitmix.hpp"
 
 namespace servesim {
 
@@ -17,12 +18,9 @@ Speculation::Speculation(SpeculativeConfig config, const ModelSpec* draft_model,
 
 std::int32_t Speculation::accepted(const Request& r, std::int32_t drafts) const {
   // splitmix64 of (seed, request, its speculative step): a uniform u in [0, 1).
-  std::uint64_t z = seed_ + 0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(r.id) + 1);
-  z ^= static_cast<std::uint64_t>(r.spec_steps) * 0xD1B54A32D192ED03ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+  const std::uint64_t z = seed_ + kGoldenGamma * (static_cast<std::uint64_t>(r.id) + 1);
+  const double u =
+      unit_draw(mix64(z ^ static_cast<std::uint64_t>(r.spec_steps) * 0xD1B54A32D192ED03ULL));
   // Position j is accepted when u < P(j accepted): the rates do not increase, so the accepted
   // positions are a prefix and P(at least j accepted) is the j-th rate.
   std::int32_t a = 0;

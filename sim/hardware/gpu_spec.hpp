@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/config/config_node.hpp"
+#include "sim/util/units.hpp"
 
 namespace servesim {
 
@@ -22,7 +23,10 @@ struct GpuSpec {
   double base_clock_mhz = 0;
   double bf16_tflops = 0;  // dense
   double fp8_tflops = 0;   // dense; 0 when the SKU has no FP8 tensor cores
-  double memory_gb = 0;    // decimal GB
+  // The dense peaks in the unit the physics prices in.
+  double bf16_flop_per_ns() const { return bf16_tflops * kFlopPerNsPerTflops; }
+  double fp8_flop_per_ns() const { return fp8_tflops * kFlopPerNsPerTflops; }
+  double memory_gb = 0;  // decimal GB
   // What the device reports (nvidia-smi total), when it differs from memory_gb read as GiB
   // (GDDR parts with ECC on); 0 = unknown, memory_gb GiB is used.
   double device_memory_mib = 0;

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "run/run_builder.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/config/run_config.hpp"
 #include "tests/fuzz/fuzz_contract.hpp"
-#include "tools/common/run_builder.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 
 namespace {
 
@@ -46,10 +46,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i = 1; i < parts.size(); ++i) root.apply_override(parts[i], "--set");
     bound_requests(root);
     const RunConfig config = RunConfig::parse(root, std::nullopt);
-    BuiltRun run = build_run(config, &cache);
+    Simulation sim(config, &cache);
     RunOptions options;
     options.write_outputs = false;
-    (void)execute_run(run, options);
+    (void)execute_run(sim, options);
   });
   return 0;
 }

@@ -71,6 +71,19 @@ struct Fleet1 {
           KvCache(1000, 16, 0.0), 4096));
     }
   }
+  // The engine's parts for a run of `w` through `router` whose requests get `slo`'s classes
+  // and deadlines (drawn with `seed`).
+  EngineParts parts(Router& router, Workload& w, std::vector<RunObserver*> observers,
+                    const SloPolicy& slo, std::uint64_t seed) {
+    return {.fleet = fleet,
+            .router = router,
+            .workload = w,
+            .cost_model = cost,
+            .observers = std::move(observers),
+            .slo = &slo,
+            .slo_overhead_ns = 0,
+            .slo_seed = seed};
+  }
 };
 
 std::unique_ptr<Router> global_queue(const std::string& yaml) {
@@ -244,7 +257,7 @@ TEST_CASE("the global queue's estimators on a queue computable by hand", "[globa
     ListWorkload w({spec(0, 100, 3), spec(0, 100, 2), spec(0, 200, 1)});
     Recorder rec;
     MetricsCollector metrics;
-    Engine engine(f.fleet, *router, w, f.cost, {&rec, &metrics});
+    Engine engine({f.fleet, *router, w, f.cost, {&rec, &metrics}});
     const EngineTotals t = engine.run();
     CHECK(t.finished == 3);
     CHECK(rec.of(0).scheduling_delay_ns == 0);
@@ -281,8 +294,7 @@ TEST_CASE("admission control rejects or demotes a predicted miss and counts it",
     ListWorkload w({spec(0, 100, 3), spec(0, 100, 2), spec(0, 200, 1)});
     Recorder rec;
     MetricsCollector metrics(slo);
-    Engine engine(f.fleet, *router, w, f.cost, {&rec, &metrics});
-    engine.set_slo(&slo, 0, 1);
+    Engine engine(f.parts(*router, w, {&rec, &metrics}, slo, 1));
     const EngineTotals t = engine.run();
     const auto s = metrics.summary(t, f.fleet);
     CHECK(t.arrived == t.finished + t.rejected);
@@ -329,8 +341,7 @@ TEST_CASE("demote serves a request whose deadline passed in the queue behind the
     ListWorkload w({spec(0, 100, 3, 1), spec(0.5, 100, 2, 0), spec(9, 50, 1, 0)});
     Recorder rec;
     MetricsCollector metrics(slo);
-    Engine engine(f.fleet, *router, w, f.cost, {&rec, &metrics});
-    engine.set_slo(&slo, 0, 1);
+    Engine engine(f.parts(*router, w, {&rec, &metrics}, slo, 1));
     const EngineTotals t = engine.run();
     CHECK(t.finished == 3);
     std::vector<std::pair<SimTime, RequestId>> starts;
@@ -374,8 +385,7 @@ TEST_CASE("every arrival finishes or is counted, whatever the admission policy",
     ListWorkload w(specs);
     Recorder rec;
     MetricsCollector metrics(slo);
-    Engine engine(f.fleet, *router, w, f.cost, {&rec, &metrics});
-    engine.set_slo(&slo, 0, 3);
+    Engine engine(f.parts(*router, w, {&rec, &metrics}, slo, 3));
     const EngineTotals totals = engine.run();  // throws on a stall or a leaked KV block
     CHECK(totals.arrived == 300);
     CHECK(totals.arrived == totals.finished + totals.rejected);
@@ -401,8 +411,7 @@ TEST_CASE("the global queue is deterministic under equal-time events", "[global_
         "slo.yaml"));
     ListWorkload w(specs);
     Recorder rec;
-    Engine engine(f.fleet, *router, w, f.cost, {&rec});
-    engine.set_slo(&slo, 0, 1);
+    Engine engine(f.parts(*router, w, {&rec}, slo, 1));
     engine.run();
     return rec.done;
   };

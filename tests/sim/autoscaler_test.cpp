@@ -101,8 +101,12 @@ struct AutoscaledRun {
       : f(c.max_replicas, router_yaml),
         autoscaler(c, c.provisioning_delay.value_or(0), f.fleet.size(), SloPolicy{}, 0) {
     ListWorkload w(rise_and_fall(quiet_until));
-    Engine engine(f.fleet, *f.router, w, f.cost, {&autoscaler, &placed});
-    engine.set_autoscaler(&autoscaler);
+    Engine engine({.fleet = f.fleet,
+                   .router = *f.router,
+                   .workload = w,
+                   .cost_model = f.cost,
+                   .observers = {&autoscaler, &placed},
+                   .autoscaler = &autoscaler});
     totals = engine.run();
   }
 };
@@ -217,15 +221,19 @@ TEST_CASE("An autoscaler with min_replicas = max_replicas leaves a static fleet'
   AutoscaleFixture plain(3, "kind: least_outstanding");
   MetricsCollector plain_metrics;
   ListWorkload w1(rise_and_fall());
-  Engine e1(plain.fleet, *plain.router, w1, plain.cost, {&plain_metrics});
+  Engine e1({plain.fleet, *plain.router, w1, plain.cost, {&plain_metrics}});
   const EngineTotals t1 = e1.run();
 
   AutoscaleFixture scaled(3, "kind: least_outstanding");
   Autoscaler autoscaler(c, 0, 3, SloPolicy{}, 0);
   MetricsCollector scaled_metrics;
   ListWorkload w2(rise_and_fall());
-  Engine e2(scaled.fleet, *scaled.router, w2, scaled.cost, {&scaled_metrics, &autoscaler});
-  e2.set_autoscaler(&autoscaler);
+  Engine e2({.fleet = scaled.fleet,
+             .router = *scaled.router,
+             .workload = w2,
+             .cost_model = scaled.cost,
+             .observers = {&scaled_metrics, &autoscaler},
+             .autoscaler = &autoscaler});
   const EngineTotals t2 = e2.run();
   CHECK(t2.end_time == t1.end_time);
   CHECK(scaled_metrics.summary(t2, scaled.fleet, nullptr).dump() ==
@@ -245,9 +253,15 @@ TEST_CASE("The SLO-miss metric scales a fleet that misses its SLO", "[autoscaler
   Autoscaler autoscaler(c, 2'000'000'000, 4, SloPolicy::single(bounds), 0);
   ListWorkload w(rise_and_fall());
   const SloPolicy slo = SloPolicy::single(bounds);
-  Engine engine(f.fleet, *f.router, w, f.cost, {&autoscaler});
-  engine.set_slo(&slo, 0, 1);
-  engine.set_autoscaler(&autoscaler);
+  Engine engine({.fleet = f.fleet,
+                 .router = *f.router,
+                 .workload = w,
+                 .cost_model = f.cost,
+                 .observers = {&autoscaler},
+                 .slo = &slo,
+                 .slo_overhead_ns = 0,
+                 .slo_seed = 1,
+                 .autoscaler = &autoscaler});
   engine.run();
   CHECK(autoscaler.scale_ups() > 0);
   CHECK(autoscaler.peak_billed() > 1);

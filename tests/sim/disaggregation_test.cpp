@@ -86,8 +86,13 @@ struct PdRun {
     ListWorkload w(std::move(requests));
     LeastPrefillRouter router;
     RoundRobinRouter decode_router;
-    Engine engine(f.fleet, router, w, f.cost, {&rec, &metrics});
-    engine.set_disaggregation(decode_router, f.cluster);
+    Engine engine({.fleet = f.fleet,
+                   .router = router,
+                   .workload = w,
+                   .cost_model = f.cost,
+                   .observers = {&rec, &metrics},
+                   .decode_router = &decode_router,
+                   .cluster = &f.cluster});
     totals = engine.run();
     summary = metrics.summary(totals, f.fleet, engine.network());
   }

@@ -75,7 +75,7 @@ TEST_CASE("A lone request: one prefill step then one decode step per token", "[e
   Fixture f;
   ListWorkload w({spec(0, 100, 3)});
   Recorder rec;
-  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  Engine engine({f.fleet, f.router, w, f.cost, {&rec}});
   const auto totals = engine.run();
   // Prefill 100 × 10 µs = 1 ms → first token at 1 ms; decodes of 5 ms → 6 ms, 11 ms.
   REQUIRE(rec.done.size() == 1);
@@ -90,7 +90,7 @@ TEST_CASE("A request arriving mid-step joins the next step as a chunk beside dec
   ListWorkload w({spec(0, 100, 3), spec(2, 200, 2)});
   Recorder rec;
   MetricsCollector metrics;
-  Engine engine(f.fleet, f.router, w, f.cost, {&rec, &metrics});
+  Engine engine({f.fleet, f.router, w, f.cost, {&rec, &metrics}});
   const auto totals = engine.run();
   // t=0: prefill A (1 ms). t=1: decode A (5 ms) → A token 2 at 6 ms. B arrived at 2 ms.
   // t=6: decode A + prefill B 200 → 5 ms + 2 ms = 7 ms → A token 3 (done) and B token 1 at 13.
@@ -118,7 +118,7 @@ TEST_CASE("A request overhead adds to every TTFT and E2E but not to token gaps",
   Fixture f;
   ListWorkload w({spec(0, 100, 3), spec(2, 200, 2)});
   MetricsCollector metrics({}, ms_to_sim(4));
-  Engine engine(f.fleet, f.router, w, f.cost, {&metrics});
+  Engine engine({f.fleet, f.router, w, f.cost, {&metrics}});
   const auto totals = engine.run();
   // The timeline of the test above, seen by a client 4 ms later at first and last token.
   CHECK(metrics.ttft_ms().mean() == Approx(6.0 + 4));
@@ -132,7 +132,7 @@ TEST_CASE("Requests arriving at one instant are batched together", "[engine]") {
   Fixture f;
   ListWorkload w({spec(0, 100, 1), spec(0, 100, 1), spec(0, 100, 1)});
   Recorder rec;
-  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  Engine engine({f.fleet, f.router, w, f.cost, {&rec}});
   engine.run();
   REQUIRE(rec.steps.size() == 1);
   CHECK(rec.steps[0].num_prefills == 3);
@@ -144,7 +144,7 @@ TEST_CASE("A request that can never fit is rejected and counted, never dropped",
   Fixture f(/*blocks=*/10, 1, /*max_len=*/4096);  // 160 tokens of KV
   ListWorkload w({spec(0, 100, 10), spec(1, 500, 10), spec(2, 10, 5000)});
   Recorder rec;
-  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  Engine engine({f.fleet, f.router, w, f.cost, {&rec}});
   const auto totals = engine.run();
   CHECK(totals.arrived == 3);
   CHECK(totals.finished == 1);
@@ -164,7 +164,7 @@ TEST_CASE("A request needs KV for prompt + output - 1 tokens: the last token is 
   // 100 + 61: the 61st output token is sampled from the KV of 160 tokens and never stored.
   ListWorkload w({spec(0, 100, 61), spec(1, 100, 62)});
   Recorder rec;
-  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  Engine engine({f.fleet, f.router, w, f.cost, {&rec}});
   const auto totals = engine.run();
   CHECK(totals.finished == 1);
   CHECK(totals.rejected == 1);
@@ -180,7 +180,7 @@ TEST_CASE("Preempted requests recompute and still finish and all KV returns", "[
   for (int i = 0; i < 4; ++i) specs.push_back(spec(0, 40, 40));
   ListWorkload w(specs);
   Recorder rec;
-  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  Engine engine({f.fleet, f.router, w, f.cost, {&rec}});
   const auto totals = engine.run();
   CHECK(totals.finished == 4);
   CHECK(totals.preemptions > 0);
@@ -194,7 +194,7 @@ TEST_CASE("Round robin spreads requests over replicas", "[engine]") {
   Fixture f(1000, 3);
   ListWorkload w({spec(0, 10, 2), spec(0, 10, 2), spec(0, 10, 2), spec(0, 10, 2)});
   Recorder rec;
-  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  Engine engine({f.fleet, f.router, w, f.cost, {&rec}});
   engine.run();
   std::vector<int> per(3, 0);
   for (const auto& d : rec.done) ++per[static_cast<std::size_t>(d.replica)];
@@ -217,7 +217,7 @@ TEST_CASE("With prefix caching a request reuses its group's cached system prompt
   a.prefix_tokens = b.prefix_tokens = c.prefix_tokens = 100;
   ListWorkload w({a, b, c});
   Recorder rec;
-  Engine engine(f.fleet, f.router, w, f.cost, {&rec});
+  Engine engine({f.fleet, f.router, w, f.cost, {&rec}});
   engine.run();
   REQUIRE(rec.steps.size() == 6);
   CHECK(rec.steps[0].prefill_tokens == 300);       // A computes everything

@@ -156,7 +156,7 @@ TEST_CASE("Routers with an index of loads choose as a scan of every replica does
   IndexFleet f(12);
   Lockstep router(make(kind), make(kind));
   test::ListWorkload w(requests(3000));
-  Engine engine(f.fleet, router, w, f.cost, {});
+  Engine engine({f.fleet, router, w, f.cost, {}});
   const EngineTotals totals = engine.run();
   INFO(kind);
   CHECK(totals.finished == 3000);
@@ -187,7 +187,7 @@ TEST_CASE("The prefix-aware router's index chooses as its scan of every replica 
   IndexFleet f(12, /*prefix_caching=*/true);
   Lockstep router(std::make_unique<PrefixAwareRouter>(o), std::make_unique<PrefixAwareRouter>(o));
   test::ListWorkload w(prefix_requests(3000));
-  Engine engine(f.fleet, router, w, f.cost, {});
+  Engine engine({f.fleet, router, w, f.cost, {}});
   const EngineTotals totals = engine.run();
   INFO("variant " << variant);
   CHECK(totals.finished == 3000);
@@ -208,8 +208,12 @@ TEST_CASE("An indexed router follows the active replicas under autoscaling",
   std::vector<RequestSpec> specs = requests(2000);
   for (RequestSpec& s : specs) s.prompt_tokens = std::min(s.prompt_tokens, 2000);
   test::ListWorkload w(specs);
-  Engine engine(f.fleet, router, w, f.cost, {&autoscaler});
-  engine.set_autoscaler(&autoscaler);
+  Engine engine({.fleet = f.fleet,
+                 .router = router,
+                 .workload = w,
+                 .cost_model = f.cost,
+                 .observers = {&autoscaler},
+                 .autoscaler = &autoscaler});
   const EngineTotals totals = engine.run();
   CHECK(totals.finished == 2000);
   CHECK(autoscaler.scale_ups() > 0);

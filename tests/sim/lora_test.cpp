@@ -127,7 +127,7 @@ LoraRun run_lora_kind(const std::string& kind, int adapters, bool lora) {
   RoundRobinRouter router;
   FixedCostModel cost{FixedCostModel::Params{10'000, 5'000'000, 0, 1}};
   AdapterRecorder rec;
-  Engine engine(fleet, router, w, cost, {&rec});
+  Engine engine({fleet, router, w, cost, {&rec}});
   LoraRun out;
   out.totals = engine.run();
   out.distinct = rec.distinct;

@@ -80,7 +80,7 @@ struct Run {
     UnevenStages cost(slowest_stage_share);
     ListWorkload w(std::move(requests));
     RoundRobinRouter router;
-    Engine engine(fleet, router, w, cost, {&rec});
+    Engine engine({fleet, router, w, cost, {&rec}});
     totals = engine.run();
   }
 };

@@ -69,6 +69,15 @@ struct Fixture {
     fleet.push_back(
         std::make_unique<Replica>(0, spec, std::move(s), KvCache(blocks, 16, 0.0), 4096));
   }
+  // The engine's parts for a run of `w` whose drafts `s` resolves, told to `chunks`.
+  EngineParts parts(Workload& w, Chunks& chunks, const Speculation& s) {
+    return {.fleet = fleet,
+            .router = router,
+            .workload = w,
+            .cost_model = cost,
+            .observers = {&chunks},
+            .speculation = &s};
+  }
 };
 
 RequestSpec at(double ms, int prompt, int output) {
@@ -98,8 +107,7 @@ TEST_CASE("With acceptance rate 1 each decode step emits k + 1 tokens until the 
                       nullptr, 7);
   ListWorkload w({at(0, 100, 10)});
   Chunks chunks;
-  Engine engine(f.fleet, f.router, w, f.cost, {&chunks});
-  engine.set_speculation(&s);
+  Engine engine(f.parts(w, chunks, s));
   const EngineTotals t = engine.run();
   // The prefill's token, then 4 + 4 (9 of 10), then a plain decode: one token left, no drafts.
   REQUIRE(chunks.by_request.size() == 1);
@@ -123,8 +131,7 @@ TEST_CASE("With acceptance rate 0 every verify emits one token and frees its dra
         parse_spec("{method: eagle, num_speculative_tokens: 4, acceptance_rate: 0}"), nullptr, 7);
     ListWorkload w(mix());
     Chunks chunks;
-    Engine engine(f.fleet, f.router, w, f.cost, {&chunks});
-    engine.set_speculation(&s);
+    Engine engine(f.parts(w, chunks, s));
     const EngineTotals t = engine.run();
     CHECK(t.finished == 24);
     CHECK(t.spec_accepted == 0);
@@ -146,8 +153,7 @@ TEST_CASE("Acceptance draws are seeded: the same seed gives the same run, anothe
                         nullptr, seed);
     ListWorkload w(mix());
     Chunks chunks;
-    Engine engine(f.fleet, f.router, w, f.cost, {&chunks});
-    engine.set_speculation(&s);
+    Engine engine(f.parts(w, chunks, s));
     const EngineTotals t = engine.run();
     CHECK(t.finished == 24);
     CHECK(f.fleet[0]->kv.used_blocks() == 0);

@@ -6,11 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "run/run_builder.hpp"
+#include "run/simulation.hpp"
 #include "sim/config/run_config.hpp"
-#include "sim/engine/engine.hpp"
 #include "sim/engine/kv_offload.hpp"
 #include "tests/sim2real/experiments_data.hpp"
-#include "tools/common/run_builder.hpp"
 #include "tools/sim2real/replay.hpp"
 
 using namespace servesim;
@@ -111,10 +111,9 @@ TEST_CASE("a replay notes what of the served memory it does not reproduce",
   CHECK_FALSE(has_memory_note(memory_notes(test::find_run(runs, "48")), "gpu_memory_utilization"));
 
   // The tier is used: Llama-2-7b's GPU cache evicts system prompts that come back from the CPU.
-  BuiltRun run = build_run(offload_config_of(e67));
-  Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {});
-  engine.run();
-  const KvOffload* tier = run.fleet.at(0)->kv.offload();
+  Simulation sim(offload_config_of(e67));
+  sim.run();
+  const KvOffload* tier = sim.fleet().at(0)->kv.offload();
   REQUIRE(tier != nullptr);
   CHECK(tier->stored_blocks() > 0);
   CHECK(tier->cpu_hit_blocks() > 0);

@@ -5,12 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
+#include "run/simulation.hpp"
 #include "sim/config/input_error.hpp"
-#include "sim/engine/engine.hpp"
 #include "sim/output/metrics.hpp"
 #include "sim/output/steady_state_window.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 
 using namespace servesim;
 using namespace servesim::sim2real;
@@ -157,7 +157,7 @@ TEST_CASE("a run's energy is its steps' energy plus idle power between them",
       "workload:\n  arrival: {kind: poisson, qps: 2}\n"
       "  lengths: {kind: fixed, prompt_tokens: 300, output_tokens: 40}\n  num_requests: 30\n";
   const RunConfig config = RunConfig::parse(ConfigNode::parse(yaml, "energy.yaml"), 3);
-  BuiltRun run = build_run(config);
+  Simulation sim(config);
   struct StepEnergy final : RunObserver {
     void on_step(const StepRecord& s, const BatchShape&, const StepCost&) override {
       joules += s.energy_j;
@@ -167,10 +167,9 @@ TEST_CASE("a run's energy is its steps' energy plus idle power between them",
     double busy_ns = 0;
   } steps;
   MetricsCollector metrics;
-  Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&metrics, &steps});
-  const EngineTotals totals = engine.run();
-  const auto summary = metrics.summary(totals, run.fleet);
-  const double idle_w = run.cost_model->idle_power_w(run.fleet[0]->spec);
+  const EngineTotals totals = sim.run({.observers = {&metrics, &steps}});
+  const auto summary = metrics.summary(totals, sim.fleet());
+  const double idle_w = sim.cost_model().idle_power_w(sim.fleet()[0]->spec);
   REQUIRE(idle_w == 140);
   const double makespan_ns = summary["makespan_s"].get<double>() * 1e9;
   REQUIRE(makespan_ns > 2 * steps.busy_ns);  // a light load: mostly idle

@@ -9,13 +9,13 @@
 #include <catch2/catch.hpp>
 
 #include "costmodels/analytical/engine_profile.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
+#include "run/simulation.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/config/run_config.hpp"
-#include "sim/engine/engine.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "tests/sim2real/experiments_data.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/sim2real/fit.hpp"
 #include "tools/sim2real/report.hpp"
 
@@ -152,10 +152,9 @@ TEST_CASE("a replayed trace keeps vLLM V1's token budget, seat limit and KV capa
   // The first 6000 rows reach the 20 req/s stage, where batches fill up.
   root.apply_override("workload.num_requests=6000");
   root.apply_override("workload.start_s=0");
-  BuiltRun run = build_run(RunConfig::parse(root));
+  Simulation sim(RunConfig::parse(root));
   BudgetChecker check(e.max_num_batched_tokens, e.max_num_seqs, e.kv_blocks_total_gpu);
-  Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&check});
-  const EngineTotals t = engine.run();
+  const EngineTotals t = sim.run({.observers = {&check}});
   CHECK(t.finished == 6000);
   CHECK(check.steps > 1000);
   CHECK(check.violations == 0);

@@ -2,8 +2,8 @@
 // and how the step-kind scaling applies a draw's factors to the steps of one GPU only.
 #include <catch2/catch.hpp>
 
-#include "tools/common/error_model.hpp"
-#include "tools/common/step_kind_scaled_cost_model.hpp"
+#include "run/error_model.hpp"
+#include "run/step_kind_scaled_cost_model.hpp"
 
 namespace servesim {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/config/run_config.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 
 namespace servesim {
 namespace {
@@ -21,10 +21,10 @@ std::string config(const std::string& replicas, const std::string& extra = "",
 }
 
 nlohmann::json run(const std::string& yaml) {
-  BuiltRun built = build_run(RunConfig::parse(ConfigNode::parse(yaml, "t.yaml")));
+  Simulation sim(RunConfig::parse(ConfigNode::parse(yaml, "t.yaml")));
   RunOptions options;
   options.write_outputs = false;
-  return execute_run(built, options);
+  return execute_run(sim, options);
 }
 
 std::string error_of(const std::string& yaml) {

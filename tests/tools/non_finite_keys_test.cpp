@@ -11,11 +11,11 @@
 
 #include "costmodels/analytical/analytical_params.hpp"
 #include "costmodels/analytical/engine_profile.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/config_node.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/catalog.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 
 namespace servesim::test {
 namespace {

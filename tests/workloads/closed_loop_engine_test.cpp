@@ -68,7 +68,7 @@ Run run(const std::string& workload_yaml, const std::string& router_yaml, int re
   auto workload = test::make(workload_yaml, seed);
   FixedCostModel cost{FixedCostModel::Params{10'000, 5'000'000, 0, 1}};
   TurnRecorder rec;
-  Engine engine(fleet, *router, *workload, cost, {&rec});
+  Engine engine({fleet, *router, *workload, cost, {&rec}});
   Run out;
   out.totals = engine.run();
   out.turns = std::move(rec.done);

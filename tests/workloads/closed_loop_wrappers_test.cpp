@@ -93,7 +93,7 @@ Result run(Workload& workload, const Setup& f) {
   auto router = make_router(ConfigNode::parse("kind: session_affinity", "t.yaml"), 1);
   FixedCostModel cost{FixedCostModel::Params{10'000, 5'000'000, 0, 1}};
   Recorder rec;
-  Engine engine(fleet, *router, workload, cost, {&rec});
+  Engine engine({fleet, *router, workload, cost, {&rec}});
   Result out;
   out.totals = engine.run();
   out.served = rec.done.size();

@@ -22,9 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "tools/common/option_validators.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/common/tool_main.hpp"
 
 namespace {
@@ -115,7 +115,7 @@ json run_single(const Options& o) {
 
   const auto setup_start = std::chrono::steady_clock::now();
   const auto config = servesim::load_run_config(o.config, overrides, std::nullopt);
-  auto run = servesim::build_run(config);
+  servesim::Simulation sim(config);
   const double setup_s = seconds_since(setup_start);
   const double setup_rss = peak_rss_mib();
 
@@ -126,13 +126,13 @@ json run_single(const Options& o) {
   options.out_dir = run_dir.string();
   const double cpu_start = cpu_seconds();
   const auto run_start = std::chrono::steady_clock::now();
-  const json summary = servesim::execute_run(run, options);
+  const json summary = servesim::execute_run(sim, options);
   const double wall_s = seconds_since(run_start);
   const double cpu_s = cpu_seconds() - cpu_start;
 
   json r;
   r["requests"] = n;
-  r["replicas"] = static_cast<std::int64_t>(run.fleet.size());
+  r["replicas"] = static_cast<std::int64_t>(sim.fleet().size());
   r["cost_model"] = cost_model;
   r["outputs"] = outputs;
   r["setup_s"] = setup_s;

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "tools/common/bands.hpp"
+#include "sim/config/input_error.hpp"
 
 namespace servesim {
 
@@ -23,7 +23,53 @@ std::string class_note(const nlohmann::json& p) {
                           p.value("class_checked_on", std::vector<std::string>{}));
 }
 
+// "283.40 [270.12, 301.25]" (with `decimals`), or "n/a".
+std::string band_text(const nlohmann::json& b, int decimals) {
+  if (b.is_null()) return "n/a";
+  return fmt::format("{:.{}f} [{:.{}f}, {:.{}f}]", b["value"].get<double>(), decimals,
+                     b["low"].get<double>(), decimals, b["high"].get<double>(), decimals);
+}
+
 }  // namespace
+
+std::string format_bands(const nlohmann::json& b) {
+  std::string regimes;
+  for (const auto& r : b["regimes"]) {
+    const std::string one =
+        fmt::format("{} {}", r["regime"].get<std::string>(), r["gpu"].get<std::string>());
+    regimes += (regimes.empty() ? "" : ", ") + one;
+  }
+  if (b["status"] == "unmeasured") {
+    std::string missing;
+    for (const auto& u : b["unmeasured"]) {
+      missing += (missing.empty() ? "" : ", ") + u.get<std::string>();
+    }
+    return fmt::format("bands      unmeasured: no validation data for {}; no band is stated\n",
+                       missing);
+  }
+  std::string out = fmt::format(
+      "bands      80% step-pricing band over {} draws (value [low, high]); error model {}\n",
+      b["draws"].get<std::size_t>(), display_path(b["error_model"].get<std::string>()));
+  for (const char* m : {"ttft", "tbt", "tpot", "e2e"}) {
+    const auto& x = b["latency_ms"][m];
+    out += fmt::format("  {:<5} ms  p50 {}  p90 {}  p99 {}\n", m, band_text(x["p50"], 2),
+                       band_text(x["p90"], 2), band_text(x["p99"], 2));
+  }
+  out += fmt::format("  throughput {} req/s  {} output tok/s\n",
+                     band_text(b["throughput"]["requests_per_s"], 2),
+                     band_text(b["throughput"]["output_tokens_per_s"], 1));
+  if (!b["energy_j_per_output_token"].is_null()) {
+    out += fmt::format("  energy     {} J/output token\n",
+                       band_text(b["energy_j_per_output_token"], 3));
+  }
+  if (b.contains("slo_attainment") && !b["slo_attainment"].is_null()) {
+    const auto& a = b["slo_attainment"];
+    out +=
+        fmt::format("  SLO attainment {:.2f}% [{:.2f}%, {:.2f}%]\n", 100 * a["value"].get<double>(),
+                    100 * a["low"].get<double>(), 100 * a["high"].get<double>());
+  }
+  return out;
+}
 
 std::string price_class_note(const std::string& arch, const std::string& memory_type,
                              const std::vector<std::string>& checked_on) {

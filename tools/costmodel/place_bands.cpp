@@ -8,7 +8,7 @@
 
 #include "costmodels/analytical/power_model.hpp"
 #include "costmodels/analytical/power_sweep.hpp"
-#include "tools/common/bands.hpp"
+#include "run/bands.hpp"
 
 namespace servesim {
 

@@ -14,13 +14,13 @@
 #include "costmodels/analytical/profile_validation.hpp"
 #include "costmodels/profile/vidur_profile.hpp"
 #include "costmodels/registry.hpp"
+#include "run/run_builder.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/run_builder.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/costmodel/rank_flips.hpp"
 #include "tools/costmodel/tie_rank.hpp"
 #include "tools/sweep/point_metrics.hpp"
@@ -332,10 +332,10 @@ std::string run_rank(const RankArgs& a) {
         sets.push_back(fmt::format("replicas.{}.gpu={}", i, g->name));
       }
       if (!base.root.at("replicas").is_sequence()) sets = {fmt::format("replicas.gpu={}", g->name)};
-      BuiltRun run = build_run(load_run_config(a.workload, sets, std::nullopt));
+      Simulation sim(load_run_config(a.workload, sets, std::nullopt));
       RunOptions options;
       options.write_outputs = false;
-      const auto m = sweep::flatten_summary(execute_run(run, options));
+      const auto m = sweep::flatten_summary(execute_run(sim, options));
       const double v = m[*metric];
       // Higher is better for a workload metric: rank its inverse as a time.
       p.push_back({g->name, v > 0 ? 1.0 / v : kNaN, u.of(*g)});

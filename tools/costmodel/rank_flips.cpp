@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "tools/common/bands.hpp"
+#include "run/bands.hpp"
 
 namespace servesim::decide {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/error_model.hpp"
 #include "sim/hardware/gpu_spec.hpp"
-#include "tools/common/error_model.hpp"
 #include "tools/costmodel/tie_rank.hpp"
 
 namespace servesim::decide {

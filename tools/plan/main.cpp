@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "tools/common/bands.hpp"
+#include "run/bands.hpp"
 #include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
 #include "tools/common/stop_signals.hpp"

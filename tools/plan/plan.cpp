@@ -15,15 +15,15 @@
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 
+#include "run/bands.hpp"
+#include "run/error_model.hpp"
+#include "run/prices.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/bands.hpp"
-#include "tools/common/error_model.hpp"
-#include "tools/common/prices.hpp"
 #include "tools/common/progress.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/plan/plan_bands.hpp"
 #include "tools/plan/plan_split.hpp"
 #include "tools/sweep/grid.hpp"
@@ -190,12 +190,12 @@ class Planner {
         progress.done_one();
         return;
       }
-      BuiltRun run = build_run(cfg, &cache_);
+      Simulation sim(cfg, &cache_);
       RunOptions options;
       options.write_outputs = false;
       options.cache = &cache_;
       options.stop = o_.stop;
-      const nlohmann::json summary = execute_run(run, options);
+      const nlohmann::json summary = execute_run(sim, options);
       if (summary["complete"].get<bool>()) {
         metrics = sweep::flatten_summary(summary);
       } else {

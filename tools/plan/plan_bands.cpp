@@ -7,9 +7,9 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "run/bands.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/bands.hpp"
 #include "tools/sweep/point_metrics.hpp"
 
 namespace servesim::decide {

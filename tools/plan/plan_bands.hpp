@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/common/error_model.hpp"
-#include "tools/common/run_builder.hpp"
-#include "tools/common/run_cache.hpp"
+#include "run/error_model.hpp"
+#include "run/run_builder.hpp"
+#include "run/run_cache.hpp"
 #include "tools/sweep/selection.hpp"
 
 namespace servesim::decide {

@@ -9,10 +9,10 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/sweep/point_metrics.hpp"
 #include "tools/sweep/selection.hpp"
 #include "tools/sweep/value_text.hpp"
@@ -75,12 +75,12 @@ nlohmann::json check_split(const PlanOptions& o, const RunConfig& base, int thre
   const int seeds = std::max(o.seeds, 1);
   std::vector<std::vector<double>> runs;
   for (int s = 0; s < seeds; ++s) {
-    BuiltRun run = build_run(
-        load_run_config(o.config, overrides, base.seed + static_cast<std::uint64_t>(s)), nullptr);
+    Simulation sim(load_run_config(o.config, overrides, base.seed + static_cast<std::uint64_t>(s)),
+                   nullptr);
     RunOptions options;
     options.write_outputs = false;
     options.stop = o.stop;
-    runs.push_back(sweep::flatten_summary(execute_run(run, options)));
+    runs.push_back(sweep::flatten_summary(execute_run(sim, options)));
   }
   std::vector<double> means;
   nlohmann::json metrics = nlohmann::json::object();

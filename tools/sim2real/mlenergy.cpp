@@ -12,12 +12,12 @@
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
+#include "run/simulation.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/config/run_config.hpp"
-#include "sim/engine/engine.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/sim2real/replay.hpp"
 
 namespace servesim::sim2real {
@@ -303,11 +303,9 @@ EnergyResult replay_energy_row(const EnergyRow& row, const EnergyReplayOptions& 
     res.config_yaml = energy_config_yaml(row, o);
     const ConfigNode root = ConfigNode::parse(res.config_yaml, row.where);
     const RunConfig config = RunConfig::parse(root, o.seed);
-    BuiltRun run = build_run(config);
+    Simulation sim(config);
     SteadyStateWindow window(row.max_num_seqs);
-    Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, {&window});
-    engine.set_speculation(run.speculation.get());
-    res.requests = engine.run().arrived;
+    res.requests = sim.run({.observers = {&window}}).arrived;
     res.preemptions = window.preemptions();
     res.sim = window.metrics();
     if (window.prompt_tokens() > 0) {

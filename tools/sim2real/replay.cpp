@@ -14,12 +14,12 @@
 
 #include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/online/online_cost_model.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
+#include "run/simulation.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/config/run_config.hpp"
-#include "sim/engine/engine.hpp"
 #include "sim/hardware/catalog.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/sim2real/kv_offload_replay.hpp"
 
 namespace servesim::sim2real {
@@ -71,14 +71,11 @@ class LatencyRecorder final : public RunObserver {
 // Builds and runs `config` with every step time multiplied by `step_scale`, recording each
 // request.
 LatencyRecorder record_run(const RunConfig& config, double step_scale) {
-  BuiltRun run = build_run(config);
-  LatencyRecorder rec(static_cast<double>(run.cost_model->request_overhead_ns()) / 1e6);
-  const ScaledCostModel scaled(*run.cost_model, step_scale);
-  const CostModel& cost =
-      step_scale == 1.0 ? *run.cost_model : static_cast<const CostModel&>(scaled);
-  Engine engine(run.fleet, *run.router, *run.workload, cost, {&rec});
-  engine.set_speculation(run.speculation.get());
-  rec.arrived = engine.run().arrived;
+  Simulation sim(config);
+  LatencyRecorder rec(static_cast<double>(sim.cost_model().request_overhead_ns()) / 1e6);
+  const ScaledCostModel scaled(sim.cost_model(), step_scale);
+  const CostModel* cost = step_scale == 1.0 ? nullptr : &scaled;
+  rec.arrived = sim.run({.cost_model = cost, .observers = {&rec}}).arrived;
   return rec;
 }
 
@@ -87,14 +84,12 @@ LatencyRecorder record_run(const RunConfig& config, double step_scale) {
 LatencyRecorder record_online_run(const RunConfig& config,
                                   const std::vector<std::optional<Latency>>& measured,
                                   const OnlineCostModel::Options& options, OnlineResult& result) {
-  BuiltRun run = build_run(config);
-  OnlineCostModel online(*run.cost_model, options);
+  Simulation sim(config);
+  OnlineCostModel online(sim.cost_model(), options);
   LatencyRecorder rec;
   rec.learner = &online;
   rec.measured = &measured;
-  Engine engine(run.fleet, *run.router, *run.workload, online, {&rec});
-  engine.set_speculation(run.speculation.get());
-  rec.arrived = engine.run().arrived;
+  rec.arrived = sim.run({.cost_model = &online, .observers = {&rec}}).arrived;
   const double overhead_ms = static_cast<double>(online.request_overhead_ns()) / 1e6;
   for (auto& l : rec.latencies) {
     if (l) {

@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "tools/common/bands.hpp"
+#include "run/bands.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/common/stop_signals.hpp"
 #include "tools/common/summary_table.hpp"
 #include "tools/common/tool_main.hpp"
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
                  "Error model of --bands (default data/measured/error_model.yaml)");
   return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     const auto cfg = servesim::load_run_config(config, overrides, seed);
-    auto run = servesim::build_run(cfg);
+    servesim::Simulation sim(cfg);
     servesim::RunOptions options;
     options.out_dir = out_dir;
     options.write_outputs = !no_outputs;
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
       options.error_model = &*errors;
       options.band_draws = band_draws;
     }
-    const auto summary = servesim::execute_run(run, options);
+    const auto summary = servesim::execute_run(sim, options);
     if (!quiet) std::cout << servesim::format_summary_table(summary);
     if (const int sig = servesim::received_stop_signal(); sig != 0) {
       // Exit status 128 + signal, as the shell reports a process the signal ended.

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "tools/common/run_config_loader.hpp"
+#include "run/run_config_loader.hpp"
 #include "tools/sweep/value_text.hpp"
 
 namespace servesim::sweep {

@@ -18,13 +18,13 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "run/error_model.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/util/constants.hpp"
 #include "sim/util/sample_stats.hpp"
-#include "tools/common/error_model.hpp"
 #include "tools/common/progress.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 #include "tools/sweep/capacity.hpp"
 #include "tools/sweep/grid.hpp"
 #include "tools/sweep/parallel_items.hpp"
@@ -294,7 +294,7 @@ class Study {
       return out;
     };
     if (stopped()) return cut_short();
-    BuiltRun run = build_run(load_run_config(o_.config, r.overrides, r.seed), &cache_);
+    Simulation sim(load_run_config(o_.config, r.overrides, r.seed), &cache_);
     RunOptions options;
     options.write_outputs = o_.keep_runs;
     if (o_.keep_runs) options.out_dir = run_dir(dir_, r);
@@ -306,7 +306,7 @@ class Study {
       options.band_draws = o_.band_draws;
       options.band_draw_summaries = &draws;
     }
-    const nlohmann::json summary = execute_run(run, options);
+    const nlohmann::json summary = execute_run(sim, options);
     if (!summary["complete"].get<bool>()) return cut_short();
     out.metrics = flatten_summary(summary);
     for (const auto& d : draws) out.band_metrics.push_back(flatten_summary(d));

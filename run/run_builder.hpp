@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "run/run_cache.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/engine/autoscaler.hpp"
 #include "sim/engine/cost_model.hpp"
@@ -11,7 +12,7 @@
 #include "sim/engine/speculation.hpp"
 #include "sim/engine/workload.hpp"
 #include "sim/hardware/catalog.hpp"
-#include "tools/common/run_cache.hpp"
+#include "sim/util/splitmix.hpp"
 
 namespace servesim {
 
@@ -39,9 +40,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache = nullptr);
 // start time.
 SimTime provisioning_delay(const AutoscalingConfig& config, const ReplicaSpec& spec);
 
-// The seed of one part of a run (stream 0 workload, 1 router, 2 SLO draws, 3 decode router,
-// 4 speculative acceptance draws, 5 LoRA adapter draws),
-// independent of the others' (splitmix64 of the run's seed).
-std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream);
+// The streams of a run's seed (stream_seed): 0 workload, 1 router, 2 SLO draws, 3 decode router,
+// 4 speculative acceptance draws, 5 LoRA adapter draws; band draws from 1000.
 
 }  // namespace servesim

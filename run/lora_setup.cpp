@@ -1,9 +1,10 @@
-#include "tools/common/lora_setup.hpp"
+#include "run/lora_setup.hpp"
 
 #include <fmt/format.h>
 
 #include "costmodels/lora/lora_cost_model.hpp"
 #include "schedulers/registry.hpp"
+#include "sim/util/splitmix.hpp"
 #include "workloads/lora_adapter_workload.hpp"
 
 namespace servesim {
@@ -44,7 +45,7 @@ void setup_lora(const RunConfig& config, BuiltRun& run) {
   }
   run.cost_model = std::make_shared<LoraCostModel>(run.cost_model, lora);
   run.workload = std::make_unique<LoraAdapterWorkload>(std::move(run.workload), lora,
-                                                       derive_seed(config.seed, 5));
+                                                       stream_seed(config.seed, 5));
 }
 
 nlohmann::json lora_summary(const Fleet& fleet, const LoraConfig& config) {

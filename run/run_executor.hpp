@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/error_model.hpp"
+#include "run/run_cache.hpp"
+#include "run/simulation.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/run_observer.hpp"
-#include "tools/common/error_model.hpp"
-#include "tools/common/run_builder.hpp"
-#include "tools/common/run_cache.hpp"
 
 namespace servesim {
 
@@ -25,7 +25,7 @@ struct RunOptions {
   double sensitivity_delta = 0;
   RunCache* cache = nullptr;  // where the sensitivity runs get their catalog and cost model
   // When set: run band_draws times more (no outputs) with step times drawn from the error
-  // model's range for the run's regime and add summary["bands"] (tools/common/bands.hpp).
+  // model's range for the run's regime and add summary["bands"] (run/bands.hpp).
   const ErrorModel* error_model = nullptr;
   int band_draws = 5;
   // When set, receives each band draw's metrics summary (a sweep's pick per draw).
@@ -41,7 +41,7 @@ struct RunOptions {
   Engine::Progress on_progress;
 };
 
-// Runs a built run to the end. Returns summary.json's document (also written when outputs are).
-nlohmann::json execute_run(BuiltRun& run, const RunOptions& options);
+// Runs `sim` to the end. Returns summary.json's document (also written when outputs are).
+nlohmann::json execute_run(Simulation& sim, const RunOptions& options);
 
 }  // namespace servesim

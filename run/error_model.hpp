@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/common/step_kind_scaled_cost_model.hpp"
+#include "run/step_kind_scaled_cost_model.hpp"
 
 namespace servesim {
 

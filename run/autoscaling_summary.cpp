@@ -1,10 +1,10 @@
-#include "tools/common/autoscaling_summary.hpp"
+#include "run/autoscaling_summary.hpp"
 
 #include <cmath>
 #include <filesystem>
 #include <optional>
 
-#include "tools/common/prices.hpp"
+#include "run/prices.hpp"
 
 namespace servesim {
 namespace {

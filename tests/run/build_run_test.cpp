@@ -1,15 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include "run/run_config_loader.hpp"
+#include "run/run_executor.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "sim/hardware/memory_planner.hpp"
-#include "tools/common/run_config_loader.hpp"
-#include "tools/common/run_executor.hpp"
 
 using namespace servesim;
 
-// build_run is the tools' shared run builder (tools/common/run_builder); it is tested here because
-// this test binary links it.
+// build_run (run/run_builder) builds every run a Simulation makes.
 TEST_CASE("build_run reserves activations for the token budget the scheduler really uses",
           "[tools][memory]") {
   auto run_with = [](const std::string& scheduler) {

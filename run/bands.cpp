@@ -1,4 +1,4 @@
-#include "tools/common/bands.hpp"
+#include "run/bands.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
-#include "sim/config/input_error.hpp"
-#include "sim/engine/engine.hpp"
+#include "run/simulation.hpp"
 #include "sim/output/metrics.hpp"
+#include "sim/util/splitmix.hpp"
 
 namespace servesim {
 namespace {
@@ -26,20 +26,13 @@ nlohmann::json band_of(const nlohmann::json& base, const std::vector<nlohmann::j
   return {{"value", v}, {"low", lo}, {"high", hi}};
 }
 
-// "283.40 [270.12, 301.25]" (with `decimals`), or "n/a".
-std::string band_text(const nlohmann::json& b, int decimals) {
-  if (b.is_null()) return "n/a";
-  return fmt::format("{:.{}f} [{:.{}f}, {:.{}f}]", b["value"].get<double>(), decimals,
-                     b["low"].get<double>(), decimals, b["high"].get<double>(), decimals);
-}
-
 }  // namespace
 
 double band_level(std::uint64_t seed, int draw, std::size_t kind) {
   if (draw < 3) return 0.1 + 0.4 * draw;
   const std::uint64_t x =
-      derive_seed(seed, 1000 + static_cast<std::uint64_t>(draw) * kNumStepKinds + kind);
-  return 0.1 + 0.8 * static_cast<double>(x >> 11) * 0x1.0p-53;
+      stream_seed(seed, 1000 + static_cast<std::uint64_t>(draw) * kNumStepKinds + kind);
+  return 0.1 + 0.8 * unit_draw(x);
 }
 
 BandPlan plan_bands(const BuiltRun& run, const ErrorModel& model, int draws) {
@@ -88,23 +81,17 @@ std::vector<nlohmann::json> run_band_draws(const RunConfig& config, const BandPl
                                            RunCache* cache) {
   std::vector<nlohmann::json> out(plan.levels.size());
   tbb::parallel_for(std::size_t{0}, out.size(), [&](std::size_t d) {
-    BuiltRun run = build_run(config, cache);
+    Simulation sim(config, cache);
     std::vector<std::pair<const GpuSpec*, StepKindFactors>> factors;
-    for (const auto& r : run.fleet) {
+    for (const auto& r : sim.fleet()) {
       for (const auto& g : plan.gpus) {
         if (g.name == r->spec.gpu->name) factors.emplace_back(r->spec.gpu, g.factors[d]);
       }
     }
-    const StepKindScaledCostModel scaled(*run.cost_model, std::move(factors));
-    MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
-    std::vector<RunObserver*> observers{&metrics};
-    if (run.autoscaler) observers.push_back(run.autoscaler.get());
-    Engine engine(run.fleet, *run.router, *run.workload, scaled, observers);
-    if (run.autoscaler) engine.set_autoscaler(run.autoscaler.get());
-    if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
-    engine.set_slo(&run.config.slo, scaled.request_overhead_ns(), derive_seed(config.seed, 2));
-    const EngineTotals totals = engine.run();
-    out[d] = metrics.summary(totals, run.fleet, engine.network());
+    const StepKindScaledCostModel scaled(sim.cost_model(), std::move(factors));
+    MetricsCollector metrics(sim.config().slo, scaled.request_overhead_ns());
+    const EngineTotals totals = sim.run({.cost_model = &scaled, .observers = {&metrics}});
+    out[d] = metrics.summary(totals, sim.fleet(), sim.network());
   });
   return out;
 }
@@ -164,45 +151,6 @@ nlohmann::json near_capacity_warning(const nlohmann::json& sensitivity) {
   }
   if (gain < kNearCapacityGain) return nullptr;
   return {{"metric", worst}, {"gain", gain}, {"threshold", kNearCapacityGain}};
-}
-
-std::string format_bands(const nlohmann::json& b) {
-  std::string regimes;
-  for (const auto& r : b["regimes"]) {
-    const std::string one =
-        fmt::format("{} {}", r["regime"].get<std::string>(), r["gpu"].get<std::string>());
-    regimes += (regimes.empty() ? "" : ", ") + one;
-  }
-  if (b["status"] == "unmeasured") {
-    std::string missing;
-    for (const auto& u : b["unmeasured"]) {
-      missing += (missing.empty() ? "" : ", ") + u.get<std::string>();
-    }
-    return fmt::format("bands      unmeasured: no validation data for {}; no band is stated\n",
-                       missing);
-  }
-  std::string out = fmt::format(
-      "bands      80% step-pricing band over {} draws (value [low, high]); error model {}\n",
-      b["draws"].get<std::size_t>(), display_path(b["error_model"].get<std::string>()));
-  for (const char* m : {"ttft", "tbt", "tpot", "e2e"}) {
-    const auto& x = b["latency_ms"][m];
-    out += fmt::format("  {:<5} ms  p50 {}  p90 {}  p99 {}\n", m, band_text(x["p50"], 2),
-                       band_text(x["p90"], 2), band_text(x["p99"], 2));
-  }
-  out += fmt::format("  throughput {} req/s  {} output tok/s\n",
-                     band_text(b["throughput"]["requests_per_s"], 2),
-                     band_text(b["throughput"]["output_tokens_per_s"], 1));
-  if (!b["energy_j_per_output_token"].is_null()) {
-    out += fmt::format("  energy     {} J/output token\n",
-                       band_text(b["energy_j_per_output_token"], 3));
-  }
-  if (b.contains("slo_attainment") && !b["slo_attainment"].is_null()) {
-    const auto& a = b["slo_attainment"];
-    out +=
-        fmt::format("  SLO attainment {:.2f}% [{:.2f}%, {:.2f}%]\n", 100 * a["value"].get<double>(),
-                    100 * a["low"].get<double>(), 100 * a["high"].get<double>());
-  }
-  return out;
 }
 
 }  // namespace servesim

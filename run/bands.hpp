@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/common/error_model.hpp"
-#include "tools/common/run_builder.hpp"
-#include "tools/common/run_cache.hpp"
+#include "run/error_model.hpp"
+#include "run/run_builder.hpp"
+#include "run/run_cache.hpp"
 
 namespace servesim {
 
@@ -57,8 +57,5 @@ inline constexpr double kNearCapacityGain = 3.0;
 // summary["sensitivity"]["warning"]: the largest gain of the mean and p99 of ttft and e2e, when
 // it is at least kNearCapacityGain; null otherwise.
 nlohmann::json near_capacity_warning(const nlohmann::json& sensitivity);
-
-// The console lines of summary["bands"] (the summary table's "bands" rows).
-std::string format_bands(const nlohmann::json& bands);
 
 }  // namespace servesim

@@ -1,4 +1,4 @@
-#include "tools/common/run_config_loader.hpp"
+#include "run/run_config_loader.hpp"
 
 #include <yaml-cpp/yaml.h>
 

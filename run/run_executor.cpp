@@ -1,4 +1,4 @@
-#include "tools/common/run_executor.hpp"
+#include "run/run_executor.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,17 +9,17 @@
 #include <fmt/format.h>
 #include <tbb/parallel_invoke.h>
 
+#include "run/autoscaling_summary.hpp"
+#include "run/bands.hpp"
+#include "run/lora_setup.hpp"
+#include "run/run_config_loader.hpp"
+#include "run/simulation.hpp"
 #include "sim/config/input_error.hpp"
-#include "sim/engine/engine.hpp"
 #include "sim/output/metrics.hpp"
 #include "sim/output/output_writers.hpp"
 #include "sim/output/steady_state_window.hpp"
 #include "sim/util/fnv_hash.hpp"
 #include "sim/util/version.hpp"
-#include "tools/common/autoscaling_summary.hpp"
-#include "tools/common/bands.hpp"
-#include "tools/common/lora_setup.hpp"
-#include "tools/common/run_config_loader.hpp"
 #include "workloads/closed_loop_base.hpp"
 #include "workloads/registry.hpp"
 
@@ -59,18 +59,11 @@ nlohmann::json speculative_summary(const Speculation& s, const EngineTotals& t,
 
 // The metrics summary of `config` run with every step time × `scale` (no outputs).
 nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* cache) {
-  BuiltRun run = build_run(config, cache);
-  const ScaledCostModel scaled(*run.cost_model, scale);
-  MetricsCollector metrics(run.config.slo, scaled.request_overhead_ns());
-  std::vector<RunObserver*> observers{&metrics};
-  if (run.autoscaler) observers.push_back(run.autoscaler.get());
-  Engine engine(run.fleet, *run.router, *run.workload, scaled, observers);
-  if (run.autoscaler) engine.set_autoscaler(run.autoscaler.get());
-  if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
-  engine.set_speculation(run.speculation.get());
-  engine.set_slo(&run.config.slo, scaled.request_overhead_ns(), derive_seed(config.seed, 2));
-  const EngineTotals totals = engine.run();
-  return metrics.summary(totals, run.fleet, engine.network());
+  Simulation sim(config, cache);
+  const ScaledCostModel scaled(sim.cost_model(), scale);
+  MetricsCollector metrics(sim.config().slo, scaled.request_overhead_ns());
+  const EngineTotals totals = sim.run({.cost_model = &scaled, .observers = {&metrics}});
+  return metrics.summary(totals, sim.fleet(), sim.network());
 }
 
 // summary["sensitivity"]: how far the answer moves when every step time is off by ±delta.
@@ -153,7 +146,8 @@ nlohmann::json price_provenance(const BuiltRun& run) {
 
 }  // namespace
 
-nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
+nlohmann::json execute_run(Simulation& sim, const RunOptions& options) {
+  const BuiltRun& run = sim.built();
   MetricsCollector metrics(run.config.slo, run.cost_model->request_overhead_ns());
   std::vector<RunObserver*> observers{&metrics};
   std::optional<SteadyStateWindow> window;
@@ -171,15 +165,7 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
     writers = std::make_unique<OutputWriters>(dir, run.config.output, run.fleet);
     observers.push_back(writers.get());
   }
-  if (run.autoscaler) observers.push_back(run.autoscaler.get());
   observers.insert(observers.end(), options.observers.begin(), options.observers.end());
-  Engine engine(run.fleet, *run.router, *run.workload, *run.cost_model, observers);
-  if (run.autoscaler) engine.set_autoscaler(run.autoscaler.get());
-  if (run.decode_router) engine.set_disaggregation(*run.decode_router, run.config.cluster);
-  engine.set_speculation(run.speculation.get());
-  engine.set_stop(options.stop);
-  engine.set_slo(&run.config.slo, run.cost_model->request_overhead_ns(),
-                 derive_seed(run.config.seed, 2));
   const auto wall_start = std::chrono::steady_clock::now();
   Engine::Progress progress_line;
   if (options.progress) {
@@ -199,19 +185,22 @@ nlohmann::json execute_run(BuiltRun& run, const RunOptions& options) {
                << std::flush;
     };
   }
+  Engine::Progress on_progress;
   if (progress_line && options.on_progress) {
-    engine.set_progress([&progress_line, &options](const EngineTotals& t, SimTime now) {
+    on_progress = [&progress_line, &options](const EngineTotals& t, SimTime now) {
       progress_line(t, now);
       options.on_progress(t, now);
-    });
+    };
   } else if (progress_line) {
-    engine.set_progress(std::move(progress_line));
+    on_progress = std::move(progress_line);
   } else if (options.on_progress) {
-    engine.set_progress(options.on_progress);
+    on_progress = options.on_progress;
   }
-  const EngineTotals totals = engine.run();
+  const EngineTotals totals = sim.run({.observers = std::move(observers),
+                                       .stop = options.stop,
+                                       .progress = std::move(on_progress)});
   if (options.progress) *options.progress << "\n";
-  const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet, engine.network());
+  const nlohmann::json metrics_summary = metrics.summary(totals, run.fleet, sim.network());
   nlohmann::json sensitivity;
   if (options.sensitivity_delta > 0 && totals.complete) {
     sensitivity = step_time_sensitivity(run.config, metrics_summary, options.sensitivity_delta,

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/common/run_builder.hpp"
+#include "run/run_builder.hpp"
 
 namespace servesim {
 

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/run_builder.hpp"
 #include "sim/engine/autoscaler.hpp"
-#include "tools/common/run_builder.hpp"
 
 namespace servesim {
 

@@ -1,4 +1,4 @@
-#include "tools/common/run_builder.hpp"
+#include "run/run_builder.hpp"
 
 #include <cmath>
 
@@ -6,20 +6,14 @@
 
 #include "costmodels/analytical/engine_profile.hpp"
 #include "costmodels/registry.hpp"
+#include "run/lora_setup.hpp"
 #include "schedulers/registry.hpp"
 #include "sim/config/input_error.hpp"
 #include "sim/hardware/memory_planner.hpp"
-#include "tools/common/lora_setup.hpp"
+#include "sim/util/splitmix.hpp"
 #include "workloads/registry.hpp"
 
 namespace servesim {
-
-std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 SimTime provisioning_delay(const AutoscalingConfig& config, const ReplicaSpec& spec) {
   if (config.provisioning_delay) return *config.provisioning_delay;
@@ -93,7 +87,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
         }
       }
     }
-    run.speculation = std::make_unique<Speculation>(s, draft, derive_seed(config.seed, 4));
+    run.speculation = std::make_unique<Speculation>(s, draft, stream_seed(config.seed, 4));
   }
   ReplicaId next_id = 0;
   for (const auto& g : config.replicas) {
@@ -236,10 +230,10 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
       if (g.batches_in_flight > 0) run.fleet.back()->max_in_flight = g.batches_in_flight;
     }
   }
-  run.router = make_router(config.router, derive_seed(config.seed, 1));
+  run.router = make_router(config.router, stream_seed(config.seed, 1));
   if (config.disaggregated()) {
     check_disaggregation_roles(config.scheduler, base_options);
-    run.decode_router = make_decode_router(config.decode_router, derive_seed(config.seed, 3));
+    run.decode_router = make_decode_router(config.decode_router, stream_seed(config.seed, 3));
   }
   check_fleet_queue(config.router, config.scheduler, base_options);
   run.cost_model = cache ? cache->cost_model(config.cost_model, dirs)
@@ -264,7 +258,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
                                                   run.fleet.size(), config.slo,
                                                   run.cost_model->request_overhead_ns());
   }
-  run.workload = make_workload(config.workload, derive_seed(config.seed, 0));
+  run.workload = make_workload(config.workload, stream_seed(config.seed, 0));
   std::vector<std::string> classes;
   if (config.slo.named()) {
     for (const SloClass& c : config.slo.classes()) classes.push_back(c.name);

@@ -1,4 +1,4 @@
-#include "tools/common/run_cache.hpp"
+#include "run/run_cache.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "tools/common/error_model.hpp"
+#include "run/error_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tools/common/prices.hpp"
+#include "run/prices.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tools/common/step_kind_scaled_cost_model.hpp"
+#include "run/step_kind_scaled_cost_model.hpp"
 
 #include <algorithm>
 #include <cmath>
