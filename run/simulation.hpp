@@ -41,6 +41,9 @@ class Simulation {
   const Fleet& fleet() const { return run_.fleet; }
   // The cost model the config built, before any RunHooks wrapper.
   const CostModel& cost_model() const { return *run_.cost_model; }
+  // Whether the workload is a benchmark client (workload.client), whose warm-ups the metrics
+  // leave out.
+  bool benchmark_client() const { return run_.workload->benchmark_client(); }
 
   // Runs to the end (or to *hooks.stop) and returns the engine's totals. Throws std::logic_error
   // when called a second time.

@@ -185,13 +185,22 @@ std::pair<std::int32_t, std::int32_t> LengthSampler::next() {
             return std::pair{c.system_prompt_tokens + c.question_tokens, c.output_tokens};
           },
           [&](const ConversationLengths& c) { return conversation_turn(c); },
+          [&](const RandomLengths& r) {
+            const auto draw = [&](std::int32_t len) {
+              const auto lo = std::max<std::int64_t>(
+                  1, static_cast<std::int64_t>(std::floor(len * r.range_ratio)));
+              return static_cast<std::int32_t>(rng_.uniform_int(lo, len));
+            };
+            const std::int32_t prompt = draw(r.input_len);
+            return std::pair{prompt, draw(r.output_len)};
+          },
       },
       spec_);
 }
 
 std::string_view LengthSampler::kind() const {
   static constexpr std::string_view kNames[] = {
-      "trace", "zipf", "uniform", "fixed", "shared_prefix_chat", "conversation"};
+      "trace", "zipf", "uniform", "fixed", "shared_prefix_chat", "conversation", "random"};
   return kNames[spec_.index()];
 }
 

@@ -39,6 +39,14 @@ struct FixedLengths {
   std::int32_t prompt_tokens = 1;
   std::int32_t output_tokens = 1;
 };
+// The `random` dataset of vLLM's benchmark client (and InferenceX's copy of it): prompt and output
+// drawn independently, each uniform over the integers [⌊L · range_ratio⌋, L] for its L (at least
+// 1), so range_ratio 1 gives exactly L.
+struct RandomLengths {
+  std::int32_t input_len = 1;
+  std::int32_t output_len = 1;
+  double range_ratio = 1;
+};
 // inference-perf's shared_prefix data: num_groups system prompts, each shared by users_per_group
 // users with their own question; every request comes from one user drawn uniformly, with the
 // prompt system + question tokens and exactly output_tokens output (ignore_eos). A user's prompt
@@ -87,7 +95,7 @@ struct ConversationLengths {
   double user_tokens_mean() const;
 };
 using LengthSpec = std::variant<TraceLengths, ZipfLengths, UniformLengths, FixedLengths,
-                                ChatLengths, ConversationLengths>;
+                                ChatLengths, ConversationLengths, RandomLengths>;
 
 // Loads a length pool from a file (see TraceReader::lengths_only). Throws InputError for a bad
 // row or a file without usable rows.

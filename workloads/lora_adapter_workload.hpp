@@ -34,6 +34,7 @@ class LoraAdapterWorkload final : public Workload {
     inner_->set_slo_classes(names);
   }
   ClosedLoopWorkload* closed_loop() override { return inner_->closed_loop(); }
+  bool benchmark_client() const override { return inner_->benchmark_client(); }
   const Workload& inner() const { return *inner_; }
   // One draw (what next() gives a request of the inner workload).
   std::int32_t draw();

@@ -31,6 +31,7 @@ class PromptFilterWorkload : public Workload {
   }
 
   ClosedLoopWorkload* closed_loop() override { return loop_; }
+  bool benchmark_client() const override { return inner_->benchmark_client(); }
 
   const Workload& inner() const { return *inner_; }
   std::int64_t left_out() const { return left_out_; }

@@ -11,6 +11,7 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/config/suggest.hpp"
+#include "workloads/benchmark_client_workload.hpp"
 #include "workloads/closed_loop_config.hpp"
 #include "workloads/lora_adapter_workload.hpp"
 #include "workloads/mooncake_workload.hpp"
@@ -321,6 +322,19 @@ LengthSpec parse_fixed(const ConfigNode& lengths) {
   return FixedLengths{read_tokens(lengths, "prompt_tokens"), read_tokens(lengths, "output_tokens")};
 }
 
+LengthSpec parse_random(const ConfigNode& lengths) {
+  lengths.check_keys({"kind", "input_len", "output_len", "range_ratio"});
+  RandomLengths r{read_tokens(lengths, "input_len"), read_tokens(lengths, "output_len"), 1.0};
+  if (lengths.has("range_ratio")) {
+    r.range_ratio = lengths.get_double("range_ratio");
+    if (!(r.range_ratio >= 0 && r.range_ratio <= 1)) {
+      lengths.at("range_ratio")
+          .fail(fmt::format("expected a number in [0, 1], got {}", r.range_ratio));
+    }
+  }
+  return r;
+}
+
 LengthSpec parse_uniform(const ConfigNode& lengths) {
   lengths.check_keys({"kind", "min_tokens", "max_tokens", "prefill_decode_ratio"});
   const auto [lo, hi] = read_token_range(lengths);
@@ -355,6 +369,7 @@ const std::vector<LengthEntry>& length_entries() {
   static const std::vector<LengthEntry> entries{
       {"conversation", {true, false}, parse_conversation},
       {"fixed", {false, false}, parse_fixed},
+      {"random", {false, false}, parse_random},
       {"shared_prefix_chat", {true, false}, parse_chat},
       {"trace", {false, true}, parse_trace_lengths},
       {"uniform", {false, false}, parse_uniform},
@@ -374,7 +389,8 @@ std::unique_ptr<Workload> make_unfiltered_workload(const ConfigNode& node, std::
 std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t seed) {
   node.require_map("a workload section");
   node.check_keys({"trace", "arrival", "lengths", "num_requests", "duration_s", "start_s",
-                   "max_tokens", "shared_prefix", "prompt_tokens", "sessions", "agentic"});
+                   "max_tokens", "shared_prefix", "prompt_tokens", "sessions", "agentic",
+                   "client"});
   std::unique_ptr<Workload> w = make_unfiltered_workload(node, seed);
   const auto range = node.find("prompt_tokens");
   if (!range) return w;
@@ -392,8 +408,47 @@ std::unique_ptr<Workload> make_workload(const ConfigNode& node, std::uint64_t se
 
 namespace {
 
+// workload.client with its lengths: a benchmark client at a fixed concurrency. The keys that
+// would change what the client sends (arrivals, a trace, request caps, shared prefixes) are
+// refused rather than ignored.
+std::unique_ptr<Workload> make_client(const ConfigNode& node, const WorkloadOptions& options,
+                                      std::uint64_t seed) {
+  for (const char* other :
+       {"arrival", "trace", "sessions", "agentic", "num_requests", "duration_s", "shared_prefix"}) {
+    if (node.has(other)) {
+      node.at(other).fail(
+          "cannot be combined with 'client' (the client sends num_prompts requests, the next "
+          "whenever one of its max_concurrency finishes)");
+    }
+  }
+  const ConfigNode client = node.at("client");
+  client.require_map("a client section {max_concurrency: N, num_prompts: N, num_warmups: N}");
+  client.check_keys({"max_concurrency", "num_prompts", "num_warmups"});
+  ClientSpec c;
+  c.max_concurrency = client.get_positive_int("max_concurrency");
+  if (c.max_concurrency > 1'000'000) {
+    client.at("max_concurrency").fail("expected at most 1000000 concurrent requests");
+  }
+  // InferenceX's counts: ten prompts and two warm-ups per concurrent slot.
+  c.num_prompts =
+      client.has("num_prompts") ? client.get_positive_int("num_prompts") : 10 * c.max_concurrency;
+  c.num_warmups = client.get_int("num_warmups", 2 * c.max_concurrency);
+  if (c.num_warmups < 0) client.at("num_warmups").fail("expected a count ≥ 0");
+  if (!node.has("lengths")) node.fail("a 'client' needs a 'lengths' section");
+  const ConfigNode lengths_node = node.at("lengths");
+  const LengthEntry& length_kind = read_kind(lengths_node, "lengths", length_entries());
+  if (length_kind.capabilities.brings_own_prefixes) {
+    lengths_node.at("kind").fail(
+        "a benchmark client sends independent prompts (expected a lengths kind without shared "
+        "prefixes: fixed, random, trace, uniform or zipf)");
+  }
+  return std::make_unique<BenchmarkClientWorkload>(c, length_kind.parse(lengths_node), options,
+                                                   seed);
+}
+
 std::unique_ptr<Workload> make_unfiltered_workload(const ConfigNode& node, std::uint64_t seed) {
   const WorkloadOptions options = read_options(node);
+  if (node.has("client")) return make_client(node, options, seed);
   if (node.has("sessions") || node.has("agentic")) {
     return make_closed_loop_workload(node, options, seed);
   }
@@ -454,6 +509,7 @@ WorkloadCounts workload_counts(const Workload& workload) {
   }
   if (const auto* t = dynamic_cast<const TraceWorkload*>(&workload)) return t->counts();
   if (const auto* s = dynamic_cast<const SyntheticWorkload*>(&workload)) return s->counts();
+  if (const auto* b = dynamic_cast<const BenchmarkClientWorkload*>(&workload)) return b->counts();
   if (const auto* l = dynamic_cast<const LoraAdapterWorkload*>(&workload)) {
     return workload_counts(l->inner());
   }

@@ -49,6 +49,9 @@ struct RequestSpec {
   // turn) finds the reply cached. What a request may take from the cache at admission stays
   // within its first prefix_tokens prompt tokens.
   bool hashes_cover_output = false;
+  // A benchmark client's warm-up request (workload.client): served like any other, left out of
+  // the metrics.
+  bool warmup = false;
   std::int32_t adapter = -1;  // its LoRA adapter (the run's `lora:` section); -1: the base model
   // Multi-turn and agentic workloads: the session (or agent task) the request belongs to and its
   // place in it (turn 0 first); -1 for requests of every other workload.

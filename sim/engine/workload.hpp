@@ -39,6 +39,10 @@ class Workload {
   // [-1, count), and says so in names_adapters().
   virtual void set_lora_adapters(std::int32_t /*count*/) {}
   virtual bool names_adapters() const { return false; }
+  // A benchmark client (workload.client) marks its warm-up requests (RequestSpec::warmup), which
+  // the metrics leave out, and is reported as the client reports itself; a wrapper forwards the
+  // inner workload's answer.
+  virtual bool benchmark_client() const { return false; }
   // Its closed-loop role (ClosedLoopWorkload below): a closed-loop workload returns itself, a
   // workload that wraps another forwards the inner one's, so the engine reaches the role through
   // wrappers; nullptr for an open-loop workload.

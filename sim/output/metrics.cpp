@@ -7,11 +7,18 @@
 
 namespace servesim {
 
-MetricsCollector::MetricsCollector(SloPolicy slo, SimTime request_overhead_ns)
+MetricsCollector::MetricsCollector(SloPolicy slo, SimTime request_overhead_ns,
+                                   bool benchmark_client)
     : slo_(std::move(slo)),
       overhead_ns_(request_overhead_ns),
       classes_(slo_.classes().size()),
-      default_class_(slo_.any() && !slo_.named() ? 0 : -1) {}
+      default_class_(slo_.any() && !slo_.named() ? 0 : -1),
+      benchmark_client_(benchmark_client) {}
+
+namespace {
+// The class on_tokens gives a benchmark client's warm-up tokens: no SLO class has it.
+constexpr std::int32_t kWarmupClass = -2;
+}  // namespace
 
 std::int32_t MetricsCollector::class_of(const Request& r) const {
   return r.spec.slo_class >= 0 ? r.spec.slo_class : default_class_;
@@ -32,7 +39,7 @@ void MetricsCollector::on_tokens(std::span<const TokenEvent> tokens, SimTime /*n
       const std::int32_t k = class_at(i);
       std::size_t j = i + 1;
       while (j < tokens.size() && tokens[j].gap_ns == gap && class_at(j) == k) ++j;
-      if (gap >= 0) {
+      if (gap >= 0 && k != kWarmupClass) {
         const double ms = sim_to_ms(gap);
         const auto n = static_cast<std::int64_t>(j - i);
         if (k >= 0) classes_[static_cast<std::size_t>(k)].tbt.add(ms, n);
@@ -41,7 +48,13 @@ void MetricsCollector::on_tokens(std::span<const TokenEvent> tokens, SimTime /*n
       i = j;
     }
   };
-  if (classes_.empty()) {
+  if (benchmark_client_) {
+    // A warm-up's tokens go into a class of their own that no sketch takes.
+    add_runs([&](std::size_t i) {
+      const Request& r = *tokens[i].request;
+      return r.spec.warmup ? kWarmupClass : class_of(r);
+    });
+  } else if (classes_.empty()) {
     add_runs([](std::size_t) { return std::int32_t{-1}; });
   } else {
     add_runs([&](std::size_t i) { return class_of(*tokens[i].request); });
@@ -49,6 +62,16 @@ void MetricsCollector::on_tokens(std::span<const TokenEvent> tokens, SimTime /*n
 }
 
 void MetricsCollector::on_request_done(const Request& r, bool rejected) {
+  if (r.spec.warmup) {
+    ++warmups_;
+    return;
+  }
+  if (benchmark_client_) {
+    if (measured_first_send_ < 0 || r.spec.arrival < measured_first_send_) {
+      measured_first_send_ = r.spec.arrival;
+    }
+    measured_last_finish_ = std::max(measured_last_finish_, rejected ? r.spec.arrival : r.finished);
+  }
   if (r.spec.hashes) hashed_requests_ = true;
   const std::int32_t k = class_of(r);
   ClassStats* c = k >= 0 ? &classes_[static_cast<std::size_t>(k)] : nullptr;
@@ -125,6 +148,23 @@ double replica_energy_j(const Replica& r, SimTime span) {
   return r.energy_j + r.idle_w * sim_to_s(std::max<SimTime>(0, span - r.busy_ns));
 }
 
+nlohmann::json MetricsCollector::client_json() const {
+  const double duration_s =
+      measured_first_send_ >= 0 ? sim_to_s(measured_last_finish_ - measured_first_send_) : 0.0;
+  const double per_s = duration_s > 0 ? 1.0 / duration_s : 0.0;
+  const auto mean = [](const QuantileSketch& s) { return sketch_json(s)["mean"]; };
+  return {{"warmup_requests", warmups_},
+          {"completed", finished_},
+          {"duration_s", duration_s},
+          {"request_throughput", static_cast<double>(finished_) * per_s},
+          {"output_throughput", static_cast<double>(output_tokens_) * per_s},
+          {"total_token_throughput", static_cast<double>(prompt_tokens_ + output_tokens_) * per_s},
+          {"mean_ttft_ms", mean(ttft_)},
+          {"mean_tpot_ms", mean(tpot_)},
+          {"mean_itl_ms", mean(tbt_)},
+          {"mean_e2el_ms", mean(e2e_)}};
+}
+
 void MetricsCollector::on_transfer(const TransferRecord& t) {
   transfer_ms_.add(sim_to_ms(t.end_ns - t.start_ns));
   handoff_wait_ms_.add(sim_to_ms(t.start_ns - t.queued_ns));
@@ -158,6 +198,10 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
                      {"e2e", sketch_json(e2e_)},
                      {"scheduling_delay", sketch_json(sched_)}};
   j["percentiles_exact"] = ttft_.exact() && tbt_.exact() && e2e_.exact();
+  if (benchmark_client_) {
+    j["requests"]["warmup"] = warmups_;
+    j["client"] = client_json();
+  }
   j["requests"]["rejected_by_admission"] = rejected_admission_;
   j["requests"]["demoted"] = demoted_;
   if (slo_.any()) {

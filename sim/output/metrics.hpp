@@ -15,10 +15,15 @@ namespace servesim {
 // quantile sketches (exact for small runs), counters, SLO attainment overall and per SLO class,
 // and how far the router's waiting-time estimates were from the waits that followed. Memory is
 // flat in the number of requests. Not thread-safe.
+// For a benchmark client's run (Workload::benchmark_client) the warm-up requests
+// (RequestSpec::warmup) are left out of every request statistic and summary["client"] reports
+// the measured requests as the client does (vLLM's `bench serve`: duration from the first
+// measured send to the last measured finish, throughputs over it, mean TTFT, TPOT, ITL and E2E).
 class MetricsCollector : public RunObserver {
  public:
   // `request_overhead_ns` (CostModel::request_overhead_ns) is added to every TTFT and E2E.
-  explicit MetricsCollector(SloPolicy slo = {}, SimTime request_overhead_ns = 0);
+  explicit MetricsCollector(SloPolicy slo = {}, SimTime request_overhead_ns = 0,
+                            bool benchmark_client = false);
 
   void on_step(const StepRecord& step, const BatchShape& shape, const StepCost& cost) override;
   void on_tokens(std::span<const TokenEvent> tokens, SimTime now) override;
@@ -48,6 +53,7 @@ class MetricsCollector : public RunObserver {
   };
 
   std::int32_t class_of(const Request& r) const;
+  nlohmann::json client_json() const;
 
   SloPolicy slo_;
   SimTime overhead_ns_ = 0;
@@ -77,6 +83,11 @@ class MetricsCollector : public RunObserver {
   std::int64_t slo_met_ = 0;
   std::int64_t preempted_requests_ = 0;
   std::int64_t prefill_tokens_computed_ = 0;
+  // A benchmark client: its warm-ups left out, and the span of the measured requests.
+  bool benchmark_client_ = false;
+  std::int64_t warmups_ = 0;
+  SimTime measured_first_send_ = -1;
+  SimTime measured_last_finish_ = -1;
   // Disaggregation: each transfer's time on the links and its wait for decode room (ms).
   QuantileSketch transfer_ms_, handoff_wait_ms_;
 };

@@ -37,6 +37,7 @@ std::map<std::string, std::string> length_sections() {
        "{kind: conversation, turns_mean: 2, prompt_tokens_mean: 300, max_prompt_tokens: 2000, "
        "output: {edges: [1, 100, 400], counts: [3, 1]}}"},
       {"fixed", kFixed},
+      {"random", "{kind: random, input_len: 100, output_len: 30, range_ratio: 0.8}"},
       {"shared_prefix_chat",
        "{kind: shared_prefix_chat, num_groups: 3, users_per_group: 2, system_prompt_tokens: 10, "
        "question_tokens: 20, output_tokens: 5}"},
@@ -52,8 +53,9 @@ TEST_CASE("every arrival kind and length kind in the registry builds a working w
           "[workloads][registry]") {
   CHECK(arrival_kinds() ==
         std::vector<std::string>{"diurnal", "gamma", "poisson", "stages", "static"});
-  CHECK(length_kinds() == std::vector<std::string>{"conversation", "fixed", "shared_prefix_chat",
-                                                   "trace", "uniform", "zipf"});
+  CHECK(length_kinds() == std::vector<std::string>{"conversation", "fixed", "random",
+                                                   "shared_prefix_chat", "trace", "uniform",
+                                                   "zipf"});
   const auto arrivals = arrival_sections();
   const auto lengths = length_sections();
   for (const auto& a : arrival_kinds()) {
@@ -177,7 +179,7 @@ TEST_CASE("unknown kinds and formats list the known values", "[workloads][bad-in
       error_of("workload:\n  arrival: {kind: poisson, qps: 2}\n  lengths: {kind: zip}\n  "
                "num_requests: 5\n"),
       Contains("unknown lengths kind 'zip' (did you mean 'zipf'? known: conversation, fixed, "
-               "shared_prefix_chat, trace, uniform, zipf)"));
+               "random, shared_prefix_chat, trace, uniform, zipf)"));
   CHECK_THAT(error_of("workload:\n  trace: {format: sharegpt, file: x.csv}\n"),
              Contains("unknown trace format 'sharegpt' (known: azure, measured, mooncake, vidur)"));
 }
