@@ -17,6 +17,7 @@
 #include "tools/sim2real/fit.hpp"
 #include "tools/sim2real/mlenergy_command.hpp"
 #include "tools/sim2real/report.hpp"
+#include "tools/sim2real/silicon_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace servesim::sim2real;
@@ -33,6 +34,14 @@ int main(int argc, char** argv) {
                      "the benchmark's multi-turn chat prompts; scores output tok/s, ITL p50/p90, "
                      "power and J/token over the benchmark's steady-state window")
           ->excludes(experiments_opt);
+  std::string silicon_file;
+
+  app.add_option("--silicon", silicon_file,
+                 "An InferenceX silicon CSV (silicon_sample.csv layout) to replay instead: "
+                 "each row's model, system, engine, precision, layout and client concurrency; "
+                 "scores mean TTFT and TPOT and lists every row it cannot run with the reason")
+      ->excludes(experiments_opt)
+      ->excludes(energy_opt);
   EnergyReplayOptions energy;
   app.add_option("--prompt-tokens", energy.prompt_tokens_mean,
                  "With --mlenergy: mean prompt tokens of the request set (default 634, ML.ENERGY's "
@@ -112,6 +121,12 @@ int main(int argc, char** argv) {
     if (threads > 0) {
       limit.emplace(tbb::global_control::max_allowed_parallelism,
                     static_cast<std::size_t>(threads));
+    }
+    if (!silicon_file.empty()) {
+      SiliconOptions silicon;
+      silicon.seed = options.seed;
+      if (!options.engine.empty()) silicon.engine = options.engine;
+      return run_silicon_command(silicon_file, silicon, args.out_dir, args.json);
     }
     if (!energy_files.empty()) {
       return run_mlenergy_command(energy_files, energy, options, args.out_dir, args.json,

@@ -1,0 +1,236 @@
+#include "tools/sim2real/silicon.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <map>
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
+#include "run/simulation.hpp"
+#include "sim/config/input_error.hpp"
+#include "sim/config/run_config.hpp"
+#include "sim/hardware/catalog.hpp"
+#include "sim/hardware/replica_spec.hpp"
+#include "sim/output/metrics.hpp"
+#include "sim/util/csv_reader.hpp"
+#include "sim/util/sample_stats.hpp"
+#include "tools/sim2real/mlenergy.hpp"
+#include "tools/sim2real/replay.hpp"
+
+namespace servesim::sim2real {
+namespace {
+
+constexpr std::string_view kColumns =
+    "id, silicon_data_source, backend, backend_version, model_path, system, precision, mode, isl, "
+    "osl, batch_size, tp_size, pp_size, attention_dp_size, moe_tp_size, moe_ep_size, "
+    "silicon_ttft_ms, silicon_tpot_ms";
+
+// A whole number ≥ 1 in field `i`; `fallback` when the field is empty and `optional`.
+std::int64_t count_at(const CsvReader& csv, std::size_t i, bool optional, std::int64_t fallback) {
+  const std::string_view f = csv.field(i);
+  if (f.empty() && optional) return fallback;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+  if (ec != std::errc() || end != f.data() + f.size() || v < 1) {
+    csv.fail_field(i, "a whole number ≥ 1");
+  }
+  return v;
+}
+
+// An expert or attention-DP size: empty or 0 is "not used" (1), as the file writes dense rows.
+std::int64_t layout_at(const CsvReader& csv, std::size_t i) {
+  if (csv.field(i) == "0") return 1;
+  return count_at(csv, i, true, 1);
+}
+
+double positive_at(const CsvReader& csv, std::size_t i) {
+  const std::string text(csv.field(i));
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0) {
+    csv.fail_field(i, "a positive number of milliseconds");
+  }
+  return v;
+}
+
+// silicon_concurrency=N inside the source column; 0 when it is not there.
+std::int64_t source_concurrency(std::string_view source) {
+  constexpr std::string_view kKey = "silicon_concurrency=";
+  const auto at = source.find(kKey);
+  if (at == std::string_view::npos) return 0;
+  std::int64_t v = 0;
+  const char* begin = source.data() + at + kKey.size();
+  std::from_chars(begin, source.data() + source.size(), v);
+  return v;
+}
+
+// The catalog's GPU of an InferenceX system name; "" when it has none.
+std::string system_gpu(const std::string& system) {
+  static const std::map<std::string, std::string> kGpus{
+      {"h100_sxm", "h100-sxm"}, {"h200_sxm", "h200"}, {"b200_sxm", "b200"}};
+  const auto it = kGpus.find(system);
+  return it == kGpus.end() ? "" : it->second;
+}
+
+// The catalog's model for a checkpoint: its own name, else the model a quantized republication
+// (org/Name-FP8, -NVFP4) was made from, found by name under any organization; "" when none.
+std::string catalog_model(const std::string& path, const std::vector<std::string>& models) {
+  if (std::find(models.begin(), models.end(), path) != models.end()) return path;
+  std::string name = path.substr(path.find('/') + 1);
+  for (const char* suffix : {"-FP8", "-NVFP4", "-FP4"}) {
+    const std::string s(suffix);
+    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+      name.resize(name.size() - s.size());
+    }
+  }
+  for (const auto& m : models) {
+    const auto slash = m.find('/');
+    if (slash != std::string::npos && m.compare(slash + 1, std::string::npos, name) == 0) return m;
+  }
+  return "";
+}
+
+std::int64_t max_model_len(std::int64_t isl, std::int64_t osl) {
+  if (isl == 1024 && osl == 1024) return isl + osl + 20;
+  if (isl == 8192 || osl == 8192) return isl + osl + 256;
+  return std::max<std::int64_t>(10240, isl + osl);
+}
+
+}  // namespace
+
+std::vector<SiliconRow> read_silicon_file(const std::string& path) {
+  CsvReader csv(path, "an InferenceX silicon CSV");
+  const auto col = [&](std::string_view name) { return csv.column(name, kColumns); };
+  const std::size_t id = col("id"), source = col("silicon_data_source"), backend = col("backend"),
+                    version = col("backend_version"), model = col("model_path"),
+                    system = col("system"), precision = col("precision"), mode = col("mode"),
+                    isl = col("isl"), osl = col("osl"), batch = col("batch_size"),
+                    tp = col("tp_size"), pp = col("pp_size"), adp = col("attention_dp_size"),
+                    moe_tp = col("moe_tp_size"), moe_ep = col("moe_ep_size"),
+                    ttft = col("silicon_ttft_ms"), tpot = col("silicon_tpot_ms");
+  std::vector<SiliconRow> rows;
+  while (csv.next_row()) {
+    SiliconRow r;
+    r.id = std::string(csv.field(id));
+    r.where = fmt::format("{}:{}", display_path(path), csv.line());
+    r.backend = std::string(csv.field(backend));
+    r.backend_version = std::string(csv.field(version));
+    r.model_path = std::string(csv.field(model));
+    r.system = std::string(csv.field(system));
+    r.precision = std::string(csv.field(precision));
+    // The formats the file's rows are served at; another is a typo, not a row to skip.
+    static const std::vector<std::string> kPrecisions{"",    "bf16", "fp16",  "fp8",
+                                                      "fp4", "int4", "mxfp4", "nvfp4"};
+    if (std::find(kPrecisions.begin(), kPrecisions.end(), r.precision) == kPrecisions.end()) {
+      csv.fail_field(precision, "bf16, fp16, fp8, fp4, int4, mxfp4, nvfp4 or empty");
+    }
+    r.mode = std::string(csv.field(mode));
+    if (r.mode != "agg" && r.mode != "disagg") csv.fail_field(mode, "agg or disagg");
+    r.isl = count_at(csv, isl, false, 0);
+    r.osl = count_at(csv, osl, false, 0);
+    const bool agg = r.mode == "agg";
+    // An empty batch_size falls back to the source's silicon_concurrency=; 0 is refused.
+    r.concurrency = agg ? count_at(csv, batch, true, 0) : 0;
+    if (r.concurrency == 0) r.concurrency = source_concurrency(csv.field(source));
+    r.tp = count_at(csv, tp, !agg, 1);
+    r.pp = count_at(csv, pp, !agg, 1);
+    r.attention_dp = layout_at(csv, adp);
+    r.moe_tp = layout_at(csv, moe_tp);
+    r.moe_ep = layout_at(csv, moe_ep);
+    r.ttft_ms = positive_at(csv, ttft);
+    r.tpot_ms = positive_at(csv, tpot);
+    rows.push_back(std::move(r));
+  }
+  if (rows.empty()) throw InputError(fmt::format("{}: no rows", display_path(path)));
+  return rows;
+}
+
+SiliconPlan plan_silicon_row(const SiliconRow& row, const std::vector<std::string>& models,
+                             const std::vector<std::string>& gpus, const SiliconOptions& o) {
+  if (row.mode != "agg") return {"", "disaggregated (prefill and decode pools)"};
+  if (row.concurrency <= 0) return {"", "the row states no client concurrency"};
+  if (row.backend != "vllm") return {"", fmt::format("no engine profile for {}", row.backend)};
+  if (row.attention_dp > 1) return {"", "attention data parallelism"};
+  if (row.moe_ep > 1) return {"", "expert parallelism"};
+  std::string precision;
+  if (row.precision.empty() || row.precision == "bf16" || row.precision == "fp16") {
+    precision = "bf16";
+  } else if (row.precision == "fp8") {
+    precision = "fp8";
+  } else {
+    return {"", fmt::format("precision {} is not priced", row.precision)};
+  }
+  const std::string gpu = system_gpu(row.system);
+  if (gpu.empty() || std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
+    return {"", fmt::format("no hardware file for system {}", row.system)};
+  }
+  const std::string model = catalog_model(row.model_path, models);
+  if (model.empty()) return {"", fmt::format("model {} is not in the catalog", row.model_path)};
+  const std::int64_t c = row.concurrency;
+  std::string y =
+      fmt::format("# Generated by sim2real --silicon from {} ({})\n", row.where, row.id);
+  y += fmt::format("name: {}\nseed: {}\nmodel: {}\n", quoted(row.id), o.seed, quoted(model));
+  y += fmt::format("replicas:\n  - {{gpu: {}, tp: {}, pp: {}, precision: {}, ", gpu, row.tp, row.pp,
+                   precision);
+  y += fmt::format("cuda_graph_mode: piecewise, cuda_graph_max_tokens: {}}}\n",
+                   vllm_v1_graph_max_tokens(c));
+  y += "scheduler:\n  kind: sarathi\n";
+  y += fmt::format("  max_num_batched_tokens: {}   # --max-num-batched-tokens 8192\n",
+                   std::max<std::int64_t>(8192, c));
+  y += fmt::format("  max_num_seqs: {}   # --max-num-seqs CONC\n", c);
+  y += fmt::format("  max_model_len: {}\n", max_model_len(row.isl, row.osl));
+  y += "  gpu_memory_utilization: 0.9\n  enable_prefix_caching: false\n";
+  y += "router: {kind: round_robin}\n";
+  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", o.engine);
+  y += "workload:\n";
+  y += fmt::format("  client: {{max_concurrency: {}}}   # 10 x CONC prompts, 2 x CONC warm-ups\n",
+                   c);
+  y +=
+      fmt::format("  lengths: {{kind: random, input_len: {}, output_len: {}, range_ratio: {:g}}}\n",
+                  row.isl, row.osl, o.range_ratio);
+  return {y, ""};
+}
+
+std::vector<SiliconResult> replay_silicon_rows(const std::vector<SiliconRow>& rows,
+                                               const SiliconOptions& options) {
+  const Catalog catalog(Catalog::default_dirs());
+  const std::vector<std::string> models = catalog.model_names();
+  const std::vector<std::string> gpus = catalog.gpu_names();
+  std::vector<SiliconResult> out(rows.size());
+  std::vector<std::exception_ptr> errors(rows.size());
+  tbb::parallel_for(std::size_t{0}, rows.size(), [&](std::size_t i) {
+    SiliconResult& r = out[i];
+    r.row = &rows[i];
+    r.plan = plan_silicon_row(rows[i], models, gpus, options);
+    if (!r.plan.not_run.empty()) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const ConfigNode root = ConfigNode::parse(r.plan.config_yaml, rows[i].where);
+      Simulation sim(RunConfig::parse(root, options.seed));
+      MetricsCollector metrics(sim.config().slo, sim.cost_model().request_overhead_ns(),
+                               sim.benchmark_client());
+      const EngineTotals totals = sim.run({.observers = {&metrics}});
+      const nlohmann::json s = metrics.summary(totals, sim.fleet());
+      r.ttft_ms = s["client"]["mean_ttft_ms"].get<double>();
+      r.tpot_ms = s["client"]["mean_tpot_ms"].get<double>();
+      r.preemptions = totals.preemptions;
+    } catch (const InputError& e) {
+      errors[i] = std::make_exception_ptr(
+          InputError(fmt::format("{} ({}): {}", rows[i].where, rows[i].id, e.what())));
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return out;
+}
+
+}  // namespace servesim::sim2real

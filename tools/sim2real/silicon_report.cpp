@@ -1,0 +1,135 @@
+// The report of sim2real --silicon: per row, simulated against measured mean TTFT and TPOT; the
+// medians of |error| overall and per partition; coverage and every row not run, with its reason.
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "sim/util/sample_stats.hpp"
+#include "tools/sim2real/mlenergy.hpp"
+#include "tools/sim2real/silicon.hpp"
+
+namespace servesim::sim2real {
+namespace {
+
+std::string concurrency_bucket(std::int64_t c) {
+  if (c <= 8) return "1-8";
+  if (c <= 64) return "16-64";
+  if (c <= 512) return "128-512";
+  return ">=1024";
+}
+
+std::string precision_name(const SiliconRow& r) {
+  return r.precision.empty() ? "bf16" : r.precision;
+}
+
+// The partitions a row belongs to, as (partition, value).
+std::vector<std::pair<std::string, std::string>> partitions(const SiliconRow& r) {
+  return {
+      {"engine", r.backend},
+      {"system", r.system},
+      {"precision", precision_name(r)},
+      {"model", r.model_path},
+      {"concurrency", concurrency_bucket(r.concurrency)},
+      {"isl_osl", fmt::format("{}/{}", r.isl, r.osl)},
+      {"engine_system_precision", fmt::format("{} {} {}", r.backend, r.system, precision_name(r))}};
+}
+
+nlohmann::json median_json(const std::vector<double>& ttft, const std::vector<double>& tpot) {
+  const auto med = [](const std::vector<double>& v) {
+    return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(median(v));
+  };
+  return {
+      {"rows", ttft.size()}, {"ttft_mean_abs_pct", med(ttft)}, {"tpot_mean_abs_pct", med(tpot)}};
+}
+
+}  // namespace
+
+nlohmann::json silicon_report_json(const std::vector<SiliconResult>& results,
+                                   const SiliconOptions& options) {
+  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json not_run = nlohmann::json::array();
+  std::map<std::string, std::int64_t> reasons;
+  std::vector<double> ttft_all, tpot_all;
+  std::map<std::pair<std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>>
+      parts;
+  for (const SiliconResult& r : results) {
+    const SiliconRow& row = *r.row;
+    if (!r.plan.not_run.empty()) {
+      not_run.push_back({{"id", row.id}, {"where", row.where}, {"reason", r.plan.not_run}});
+      ++reasons[r.plan.not_run];
+      continue;
+    }
+    const double et = signed_error_pct(r.ttft_ms, row.ttft_ms);
+    const double ep = signed_error_pct(r.tpot_ms, row.tpot_ms);
+    rows.push_back(
+        {{"id", row.id},
+         {"engine", row.backend},
+         {"system", row.system},
+         {"precision", precision_name(row)},
+         {"model", row.model_path},
+         {"isl", row.isl},
+         {"osl", row.osl},
+         {"concurrency", row.concurrency},
+         {"tp", row.tp},
+         {"preemptions", r.preemptions},
+         {"metrics",
+          {{"ttft_mean", {{"real", row.ttft_ms}, {"sim", r.ttft_ms}, {"error_pct", et}}},
+           {"tpot_mean", {{"real", row.tpot_ms}, {"sim", r.tpot_ms}, {"error_pct", ep}}}}},
+         {"wall_s", r.wall_s}});
+    ttft_all.push_back(std::abs(et));
+    tpot_all.push_back(std::abs(ep));
+    for (const auto& key : partitions(row)) {
+      parts[key].first.push_back(std::abs(et));
+      parts[key].second.push_back(std::abs(ep));
+    }
+  }
+  nlohmann::json by;
+  for (const auto& [key, errs] : parts)
+    by[key.first][key.second] = median_json(errs.first, errs.second);
+  nlohmann::json reason_counts = nlohmann::json::object();
+  for (const auto& [reason, n] : reasons) reason_counts[reason] = n;
+  const auto total = static_cast<double>(results.size());
+  return {{"seed", options.seed},
+          {"engine_profile", options.engine},
+          {"coverage",
+           {{"rows", results.size()},
+            {"run", rows.size()},
+            {"share", total > 0 ? static_cast<double>(rows.size()) / total : 0.0},
+            {"not_run_by_reason", reason_counts}}},
+          {"median", median_json(ttft_all, tpot_all)},
+          {"partitions", by},
+          {"rows", rows},
+          {"not_run", not_run}};
+}
+
+std::string silicon_report_table(const nlohmann::json& report) {
+  const auto pct = [](const nlohmann::json& v) {
+    return v.is_null() ? std::string("-") : fmt::format("{:.1f}%", v.get<double>());
+  };
+  const auto& cov = report["coverage"];
+  std::string out =
+      fmt::format("sim2real --silicon — {} of {} rows run ({:.1f}%), engine profile {}, seed {}\n",
+                  cov["run"].get<std::int64_t>(), cov["rows"].get<std::int64_t>(),
+                  100 * cov["share"].get<double>(), report["engine_profile"].get<std::string>(),
+                  report["seed"].get<std::uint64_t>());
+  out += fmt::format("median |error|   TTFT mean {}   TPOT mean {}\n",
+                     pct(report["median"]["ttft_mean_abs_pct"]),
+                     pct(report["median"]["tpot_mean_abs_pct"]));
+  for (const auto& [partition, values] : report["partitions"].items()) {
+    out += fmt::format("by {}\n", partition);
+    for (const auto& [value, m] : values.items()) {
+      out += fmt::format("  {:<36} {:>5} rows  TTFT {:>7}  TPOT {:>7}\n", value,
+                         m["rows"].get<std::int64_t>(), pct(m["ttft_mean_abs_pct"]),
+                         pct(m["tpot_mean_abs_pct"]));
+    }
+  }
+  out += "not run\n";
+  for (const auto& [reason, n] : cov["not_run_by_reason"].items()) {
+    out += fmt::format("  {:>5} rows  {}\n", n.get<std::int64_t>(), reason);
+  }
+  return out;
+}
+
+}  // namespace servesim::sim2real
