@@ -89,8 +89,7 @@ std::vector<nlohmann::json> run_band_draws(const RunConfig& config, const BandPl
       }
     }
     const StepKindScaledCostModel scaled(sim.cost_model(), std::move(factors));
-    MetricsCollector metrics(sim.config().slo, scaled.request_overhead_ns(),
-                             sim.benchmark_client());
+    MetricsCollector metrics = sim.metrics(scaled);
     const EngineTotals totals = sim.run({.cost_model = &scaled, .observers = {&metrics}});
     out[d] = metrics.summary(totals, sim.fleet(), sim.network());
   });

@@ -61,7 +61,7 @@ nlohmann::json speculative_summary(const Speculation& s, const EngineTotals& t,
 nlohmann::json scaled_summary(const RunConfig& config, double scale, RunCache* cache) {
   Simulation sim(config, cache);
   const ScaledCostModel scaled(sim.cost_model(), scale);
-  MetricsCollector metrics(sim.config().slo, scaled.request_overhead_ns(), sim.benchmark_client());
+  MetricsCollector metrics = sim.metrics(scaled);
   const EngineTotals totals = sim.run({.cost_model = &scaled, .observers = {&metrics}});
   return metrics.summary(totals, sim.fleet(), sim.network());
 }
@@ -148,8 +148,7 @@ nlohmann::json price_provenance(const BuiltRun& run) {
 
 nlohmann::json execute_run(Simulation& sim, const RunOptions& options) {
   const BuiltRun& run = sim.built();
-  MetricsCollector metrics(run.config.slo, run.cost_model->request_overhead_ns(),
-                           sim.benchmark_client());
+  MetricsCollector metrics = sim.metrics(sim.cost_model());
   std::vector<RunObserver*> observers{&metrics};
   std::optional<SteadyStateWindow> window;
   if (run.config.output.steady_state) {

@@ -8,6 +8,7 @@
 #include "run/run_builder.hpp"
 #include "run/run_cache.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/output/metrics.hpp"
 
 namespace servesim {
 
@@ -44,6 +45,12 @@ class Simulation {
   // Whether the workload is a benchmark client (workload.client), whose warm-ups the metrics
   // leave out.
   bool benchmark_client() const { return run_.workload->benchmark_client(); }
+  // The metrics of a run priced by `pricing` (the built cost model or a RunHooks wrapper): the
+  // config's SLO classes, the pricing's request overhead, the benchmark client's warm-ups left
+  // out.
+  MetricsCollector metrics(const CostModel& pricing) const {
+    return MetricsCollector(run_.config.slo, pricing.request_overhead_ns(), benchmark_client());
+  }
 
   // Runs to the end (or to *hooks.stop) and returns the engine's totals. Throws std::logic_error
   // when called a second time.

@@ -212,8 +212,7 @@ std::vector<SiliconResult> replay_silicon_rows(const std::vector<SiliconRow>& ro
     try {
       const ConfigNode root = ConfigNode::parse(r.plan.config_yaml, rows[i].where);
       Simulation sim(RunConfig::parse(root, options.seed));
-      MetricsCollector metrics(sim.config().slo, sim.cost_model().request_overhead_ns(),
-                               sim.benchmark_client());
+      MetricsCollector metrics = sim.metrics(sim.cost_model());
       const EngineTotals totals = sim.run({.observers = {&metrics}});
       const nlohmann::json s = metrics.summary(totals, sim.fleet());
       r.ttft_ms = s["client"]["mean_ttft_ms"].get<double>();
