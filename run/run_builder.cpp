@@ -18,7 +18,7 @@ namespace servesim {
 SimTime provisioning_delay(const AutoscalingConfig& config, const ReplicaSpec& spec) {
   if (config.provisioning_delay) return *config.provisioning_delay;
   const ModelSpec& m = *spec.model;
-  const double unquantized = spec.weights == Precision::kFp8 ? m.unquantized_params() : 0.0;
+  const double unquantized = spec.weights != Precision::kBf16 ? m.unquantized_params() : 0.0;
   const double bytes =
       (m.num_params() - unquantized) * spec.weight_bytes_per_param() + unquantized * 2.0;
   return config.engine_start + seconds_to_sim(bytes / (config.storage_gb_per_s * 1e9));
@@ -98,6 +98,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     spec.tp = g.tp;
     spec.pp = g.pp;
     spec.weights = g.weights;
+    spec.kv_dtype_bytes = g.kv_dtype_bytes;
     spec.cuda_graphs = g.cuda_graphs;
     spec.cuda_graph_mode = g.cuda_graph_mode;
     spec.cuda_graph_max_tokens = g.cuda_graph_max_tokens;
@@ -109,8 +110,8 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     if (const std::string why = spec.gpu->topology_problem(spec.links()); !why.empty()) {
       g.node.at("topology").fail(why);
     }
-    if (spec.weights == Precision::kFp8 && spec.gpu->fp8_tflops <= 0) {
-      g.node.at("precision").fail(fmt::format("GPU '{}' has no FP8 tensor cores", spec.gpu->name));
+    if (const std::string why = spec.gpu->precision_problem(spec.weights); !why.empty()) {
+      g.node.at("precision").fail(why);
     }
     if (const std::string why = spec.model->tp_problem(spec.tp); !why.empty()) {
       g.node.at("tp").fail("tp = " + why);

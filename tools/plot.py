@@ -9,6 +9,8 @@
     plot.py ablate JSON OUT    costmodel ablate --json -> the additive MAPE ladder
     plot.py transfer JSON OUT  costmodel transfer --json -> MAPE per predictor and GPU
     plot.py sim2real JSON OUT  sim2real --json -> simulated vs measured per run and metric
+    plot.py mlenergy JSON OUT  sim2real --mlenergy --json -> signed error by batch
+    plot.py silicon JSON OUT   sim2real --silicon --json -> signed error by concurrency per engine
 
 --format svg draws SVG instead of PNG (for OUT, the extension decides). simulate --plot, sweep,
 costmodel --plot and sim2real --plot run it; run it by hand to redraw. Exit 1 with a message naming
@@ -28,7 +30,7 @@ from plotting.common import fail  # noqa: E402
 from plotting.costmodel import plot_ablate, plot_atlas, plot_transfer  # noqa: E402
 from plotting.plan import plot_plan  # noqa: E402
 from plotting.run import plot_run  # noqa: E402
-from plotting.sim2real import plot_mlenergy, plot_sim2real  # noqa: E402
+from plotting.sim2real import plot_mlenergy, plot_silicon, plot_sim2real  # noqa: E402
 from plotting.sweep import plot_capacity, plot_sweep  # noqa: E402
 
 
@@ -36,7 +38,7 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="plot.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["run", "sweep", "capacity", "plan", "atlas", "ablate",
-                                         "transfer", "sim2real", "mlenergy"])
+                                         "transfer", "sim2real", "mlenergy", "silicon"])
     parser.add_argument("input", help="an output folder (run, sweep, capacity, plan) or a file")
     parser.add_argument("output", nargs="?", help="the picture to write (atlas, ablate, transfer, "
                         "sim2real; .png or .svg)")
@@ -45,7 +47,7 @@ def main(argv):
     common.FORMAT = args.format
     folders = {"run": plot_run, "sweep": plot_sweep, "capacity": plot_capacity, "plan": plot_plan}
     files = {"atlas": plot_atlas, "ablate": plot_ablate, "transfer": plot_transfer,
-             "sim2real": plot_sim2real, "mlenergy": plot_mlenergy}
+             "sim2real": plot_sim2real, "mlenergy": plot_mlenergy, "silicon": plot_silicon}
     if args.mode in folders:
         if not os.path.isdir(args.input):
             fail(f"{args.input}: not a folder (expected an output folder of {args.mode})")

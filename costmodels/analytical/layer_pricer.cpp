@@ -62,8 +62,7 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       pp_(r.pp),
       topology_(r.links()),
       cluster_(r.cluster) {
-  const bool fp8 = r.weights == Precision::kFp8 && gpu_->fp8_tflops > 0;
-  peak_flops_per_ns_ = fp8 ? gpu_->fp8_flop_per_ns() : gpu_->bf16_flop_per_ns();
+  peak_flops_per_ns_ = gpu_->gemm_flop_per_ns(r.weights);
   bf16_peak_flops_per_ns_ = gpu_->bf16_flop_per_ns();  // attention, unquantized LM head and router
   bw_ = gpu_->memory_bw_gb_per_s;
   light_memory_ = light_memory(*gpu_, params_);

@@ -38,12 +38,11 @@ StepCost RooflineCostModel::step(const BatchShape& batch, const ReplicaSpec& rep
   if (batch.empty()) return cost;
   const GpuSpec& gpu = *replica.gpu;
   const ModelSpec& model = *replica.model;
-  const bool fp8 = replica.weights == Precision::kFp8 && gpu.fp8_tflops > 0;
   // The TP ring runs at its slowest hop: NVLink only when every hop is (one direction).
   const double link_gb_per_s = replica.tp > 1 && gpu.ring_on_nvlink(replica.tp, replica.links())
                                    ? gpu.nvlink_gb_per_s / 2
                                    : gpu.pcie_gb_per_s;
-  const Peaks pk{fp8 ? gpu.fp8_flop_per_ns() : gpu.bf16_flop_per_ns(), gpu.memory_bw_gb_per_s,
+  const Peaks pk{gpu.gemm_flop_per_ns(replica.weights), gpu.memory_bw_gb_per_s,
                  std::max(link_gb_per_s, 1.0)};
   const double wbytes = replica.weight_bytes_per_param();
   const LayerShapes s = LayerShapes::make(model, replica.tp);

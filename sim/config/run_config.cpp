@@ -21,7 +21,8 @@ ConfigNode section_or_empty(const ConfigNode& root, std::string_view key, const 
 ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_model) {
   g.require_map("a replica group {gpu, tp, count, …}");
   g.check_keys({"gpu", "model", "count", "tp", "pp", "precision", "cuda_graphs", "cuda_graph_mode",
-                "cuda_graph_max_tokens", "power_cap_w", "topology", "role", "batches_in_flight"});
+                "cuda_graph_max_tokens", "power_cap_w", "topology", "role", "batches_in_flight",
+                "kv_cache_dtype"});
   ReplicaGroupConfig c;
   c.node = g;
   c.gpu = g.get_string("gpu");
@@ -32,12 +33,18 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
   c.pp = static_cast<int>(g.get_positive_int("pp", 1));
   if (auto p = g.find("precision")) {
     const std::string s = p->as_string();
-    if (s == "bf16" || s == "fp16") {
-      c.weights = Precision::kBf16;
-    } else if (s == "fp8") {
-      c.weights = Precision::kFp8;
-    } else {
-      p->fail(fmt::format("unknown precision '{}' (known: bf16, fp16, fp8)", s));
+    const auto named = precision_named(s);
+    if (!named) p->fail(fmt::format("unknown precision '{}' (known: {})", s, precision_names()));
+    c.weights = *named;
+  }
+  if (auto kv = g.find("kv_cache_dtype")) {
+    // vLLM's spellings: auto is the model's dtype; fp8 stores E4M3 (E5M2 the same bytes).
+    const std::string s = kv->as_string();
+    if (s == "fp8" || s == "fp8_e4m3" || s == "fp8_e5m2") {
+      c.kv_dtype_bytes = 1.0;
+    } else if (s != "auto" && s != "bf16" && s != "fp16") {
+      kv->fail(fmt::format(
+          "unknown kv_cache_dtype '{}' (known: auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2)", s));
     }
   }
   c.cuda_graphs = g.get_bool("cuda_graphs", true);

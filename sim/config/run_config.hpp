@@ -28,6 +28,7 @@ struct ReplicaGroupConfig {
   int tp = 1;
   int pp = 1;
   Precision weights = Precision::kBf16;
+  double kv_dtype_bytes = 2.0;  // kv_cache_dtype: auto (the model's bf16) 2, fp8 1
   bool cuda_graphs = true;
   CudaGraphMode cuda_graph_mode = CudaGraphMode::kDecodeOnly;
   std::int64_t cuda_graph_max_tokens = 0;

@@ -263,6 +263,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
                 "base_clock_mhz",
                 "bf16_tflops",
                 "fp8_tflops",
+                "fp4_tflops",
                 "memory_gb",
                 "memory_bw_gb_per_s",
                 "memory_type",
@@ -319,6 +320,7 @@ GpuSpec Catalog::load_gpu(const ConfigNode& f) {
   g.base_clock_mhz = f.get_nonnegative("base_clock_mhz", 0);
   g.bf16_tflops = f.get_positive("bf16_tflops");
   g.fp8_tflops = f.get_nonnegative("fp8_tflops", 0);
+  g.fp4_tflops = f.get_nonnegative("fp4_tflops", 0);
   g.memory_gb = f.get_positive("memory_gb");
   g.device_memory_mib = f.get_nonnegative("device_memory_mib", 0);
   g.memory_bw_gb_per_s = f.get_positive("memory_bw_gb_per_s");

@@ -8,6 +8,38 @@
 
 namespace servesim {
 
+double GpuSpec::gemm_flop_per_ns(Precision p) const {
+  switch (p) {
+    case Precision::kFp8:
+    case Precision::kFp8Block:
+      if (fp8_tflops > 0) return fp8_flop_per_ns();
+      break;
+    case Precision::kNvfp4:
+      if (fp4_tflops > 0) return fp4_flop_per_ns();
+      break;
+    case Precision::kMxfp4:
+      return fp4_tflops > 0 ? fp8_flop_per_ns() : bf16_flop_per_ns();
+    case Precision::kBf16:
+    case Precision::kInt4:
+      break;
+  }
+  return bf16_flop_per_ns();
+}
+
+std::string GpuSpec::precision_problem(Precision p) const {
+  const bool fp8 = p == Precision::kFp8 || p == Precision::kFp8Block;
+  if (fp8 && fp8_tflops <= 0) {
+    return fmt::format("GPU '{}' has no FP8 tensor cores (expected bf16, int4 or mxfp4 weights)",
+                       name);
+  }
+  if (p == Precision::kNvfp4 && fp4_tflops <= 0) {
+    return fmt::format(
+        "GPU '{}' has no FP4 tensor cores: nvfp4 needs Blackwell (expected {} weights)", name,
+        fp8_tflops > 0 ? "bf16, fp8, fp8_block, int4 or mxfp4" : "bf16, int4 or mxfp4");
+  }
+  return "";
+}
+
 double ModelSpec::attention_params_per_layer() const {
   const double h = hidden_size;
   const double q_width = static_cast<double>(num_heads) * head_dim;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/config/config_node.hpp"
+#include "sim/hardware/precision.hpp"
 #include "sim/util/units.hpp"
 
 namespace servesim {
@@ -23,9 +24,24 @@ struct GpuSpec {
   double base_clock_mhz = 0;
   double bf16_tflops = 0;  // dense
   double fp8_tflops = 0;   // dense; 0 when the SKU has no FP8 tensor cores
+  // Dense NVFP4/MXFP4 (block-scaled) rate; 0 when the SKU has no FP4 tensor cores (before
+  // Blackwell).
+  double fp4_tflops = 0;
   // The dense peaks in the unit the physics prices in.
   double bf16_flop_per_ns() const { return bf16_tflops * kFlopPerNsPerTflops; }
   double fp8_flop_per_ns() const { return fp8_tflops * kFlopPerNsPerTflops; }
+  double fp4_flop_per_ns() const { return fp4_tflops * kFlopPerNsPerTflops; }
+  // The dense tensor-core rate of a GEMM over weights stored as `p`:
+  //   bf16 and int4 (weight-only W4A16, dequantized in the GEMM mainloop): the bf16 rate;
+  //   fp8 and fp8_block (W8A8): the FP8 rate;
+  //   nvfp4 (W4A4): the FP4 rate;
+  //   mxfp4: W4A8 (activations in MXFP8) on GPUs with block-scaled FP4/FP8 tensor cores
+  //   (Blackwell), at the FP8 rate; weight-only (W4A16) elsewhere, at the bf16 rate.
+  // A format precision_problem() refuses prices at the bf16 rate (a tool pricing one kernel).
+  double gemm_flop_per_ns(Precision p) const;
+  // Why this GPU cannot run weights stored as `p` ("" when it can): FP8 needs FP8 tensor cores,
+  // NVFP4 FP4 tensor cores.
+  std::string precision_problem(Precision p) const;
   double memory_gb = 0;  // decimal GB
   // What the device reports (nvidia-smi total), when it differs from memory_gb read as GiB
   // (GDDR parts with ECC on); 0 = unknown, memory_gb GiB is used.

@@ -11,8 +11,6 @@
 namespace servesim {
 
 // Numeric formats a replica runs in.
-enum class Precision { kBf16, kFp8 };
-
 // Which steps a replica replays from CUDA graphs (vLLM's cudagraph_mode).
 //   kDecodeOnly: decode-only steps (vLLM V0; FULL_DECODE_ONLY);
 //   kPiecewise:  also steps carrying prefill tokens, as piecewise graphs with attention launched
@@ -41,8 +39,8 @@ struct ReplicaSpec {
   const ModelSpec* model = nullptr;
   int tp = 1;
   int pp = 1;
-  Precision weights = Precision::kBf16;  // FP8 weights run GEMMs at the FP8 peak
-  double kv_dtype_bytes = 2.0;
+  Precision weights = Precision::kBf16;  // GEMMs run at GpuSpec::gemm_flop_per_ns(weights)
+  double kv_dtype_bytes = 2.0;           // 1 with an FP8 KV cache (kv_cache_dtype: fp8)
   bool cuda_graphs = true;  // steps replayed from CUDA graphs (vLLM default), per the mode below
   CudaGraphMode cuda_graph_mode = CudaGraphMode::kDecodeOnly;
   std::int64_t cuda_graph_max_tokens = 0;  // steps with more tokens run eager; 0 = no limit
@@ -67,7 +65,7 @@ struct ReplicaSpec {
   // The links priced: the topology given, else the GPU's default (GpuSpec::default_topology).
   std::string links() const { return topology.empty() ? gpu->default_topology() : topology; }
 
-  double weight_bytes_per_param() const { return weights == Precision::kFp8 ? 1.0 : 2.0; }
+  double weight_bytes_per_param() const { return precision_format(weights).bytes_per_param; }
   double effective_power_cap_w() const { return power_cap_w > 0 ? power_cap_w : gpu->tdp_w; }
 };
 

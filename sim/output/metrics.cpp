@@ -259,7 +259,7 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
          {"model", r->spec.model->name},
          {"tp", r->spec.tp},
          {"pp", r->spec.pp},
-         {"precision", r->spec.weights == Precision::kFp8 ? "fp8" : "bf16"},
+         {"precision", std::string(precision_name(r->spec.weights))},
          {"topology", r->spec.links()},
          {"cuda_graphs", r->spec.cuda_graphs ? json(cuda_graph_mode_name(r->spec.cuda_graph_mode))
                                              : json("eager")},

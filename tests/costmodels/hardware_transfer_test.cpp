@@ -68,11 +68,13 @@ TEST_CASE("transferred hardware files hold what their rules derive from the home
     CHECK(p.hop_latency_ns == home.hop_latency_ns);
     CHECK(p.collective_floor_ns == home.collective_floor_ns);
     // 1024-thread row CTAs per SM: 2048 threads on sm80/sm90/sm100, 1536 on sm86/sm89/sm120.
+    const bool datacenter_blackwell =
+        name == "b200" || name == "gb200" || name == "b300" || name == "gb300";
     const bool threads_1536 = name == "a40" || name == "a10g" || gpu.arch == "ada" ||
-                              (gpu.arch == "blackwell" && name != "b200");
+                              (gpu.arch == "blackwell" && !datacenter_blackwell);
     CHECK(p.row_ctas_per_sm == (threads_1536 ? 1 : 2));
     ++checked;
   }
-  CHECK(checked == 15);
+  CHECK(checked == 18);
   CHECK(home.row_ctas_per_sm == 2);
 }

@@ -49,10 +49,10 @@ TEST_CASE("GPUs are found by alias case-insensitively and models by Hugging Face
 
 TEST_CASE("Unknown names are errors that list the known ones", "[catalog]") {
   Catalog cat(Catalog::default_dirs());
-  const ConfigNode here = ConfigNode::parse("gpu: h300", "run.yaml").at("gpu");
-  CHECK_THROWS_WITH(cat.gpu("h300", here),
-                    Contains("run.yaml:1:6: gpu: unknown GPU 'h300' (did you mean 'h100'? known:"));
-  CHECK_THROWS_WITH(cat.gpu("h300", here), Contains("h200"));
+  const ConfigNode here = ConfigNode::parse("gpu: h900", "run.yaml").at("gpu");
+  CHECK_THROWS_WITH(cat.gpu("h900", here),
+                    Contains("run.yaml:1:6: gpu: unknown GPU 'h900' (did you mean 'h100'? known:"));
+  CHECK_THROWS_WITH(cat.gpu("h900", here), Contains("h200"));
   CHECK_THROWS_AS(cat.model("meta-llama/Llama-9-1T", here), InputError);
 }
 

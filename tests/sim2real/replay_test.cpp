@@ -394,10 +394,13 @@ TEST_CASE("each run replays with the engine profile that claims its image", "[si
   e.vllm_image = "ghcr.io/inference-sim/vllm:0.6.8 (fork w/ journey+step tracing)";
   CHECK(engine_for(e, ReplayOptions{}) == "vllm-inference-sim");
   e.vllm_image = "lmsysorg/sglang:v0.4";
-  CHECK_THROWS_WITH(engine_for(e, ReplayOptions{}), Contains("sglang") && Contains("--engine"));
+  CHECK(engine_for(e, ReplayOptions{}) == "sglang");
+  e.vllm_image = "example.org/other-engine:v1";
+  CHECK_THROWS_WITH(engine_for(e, ReplayOptions{}),
+                    Contains("other-engine") && Contains("--engine"));
   // replay names the CSV line and the run, like every other input error
   CHECK_THROWS_WITH(replay(e, ReplayOptions{}, "runs.csv"),
-                    Contains("runs.csv:9: run x:") && Contains("sglang"));
+                    Contains("runs.csv:9: run x:") && Contains("other-engine"));
   ReplayOptions forced;
   forced.engine = "vllm-v1";
   CHECK(engine_for(e, forced) == "vllm-v1");

@@ -53,7 +53,7 @@ TEST_CASE("an unknown cost model kind is an error listing the known kinds", "[er
 TEST_CASE("an unknown GPU is an error listing the known GPUs", "[errors]") {
   const auto out = bad_file_message("unknown_gpu.yaml");
   CHECK_THAT(out, Catch::Contains("tests/tools/bad/unknown_gpu.yaml:3:17:"));
-  CHECK_THAT(out, Catch::Contains("unknown GPU 'h300' (did you mean 'h100'? known: "));
+  CHECK_THAT(out, Catch::Contains("unknown GPU 'h900' (did you mean 'h100'? known: "));
   CHECK_THAT(out, Catch::Contains("a100-80gb") && Catch::Contains("h200"));
 }
 

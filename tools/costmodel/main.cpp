@@ -172,8 +172,10 @@ int main(int argc, char** argv) {
       ->add_option("--power-cap-w", args.power_cap_w,
                    "board power cap in W (default: the TDP; analytical cost model only)")
       ->check(servesim::number_in(0.0, 1e6));
-  predict->add_option("--precision", args.precision, "weights: bf16 (default), fp16 or fp8")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  predict
+      ->add_option("--precision", args.precision,
+                   "weights: bf16 (default), fp16, fp8, fp8_block, nvfp4, mxfp4 or int4")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp8_block", "nvfp4", "mxfp4", "int4"}));
   predict
       ->add_option("--graph-mode", args.graph_mode,
                    "decode_only (vLLM V0) or piecewise (vLLM V1: steps with prefill in piecewise "

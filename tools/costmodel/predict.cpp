@@ -58,16 +58,15 @@ std::string run_predict(const CostmodelArgs& a) {
     }
     r.power_cap_w = a.power_cap_w;
   }
-  if (a.precision == "fp8") {
-    if (c.gpu.fp8_tflops <= 0) {
-      throw InputError(
-          fmt::format("--precision fp8: GPU '{}' has no FP8 tensor cores", c.gpu.name));
-    }
-    r.weights = Precision::kFp8;
-  } else if (a.precision != "bf16" && a.precision != "fp16") {
+  const auto precision = precision_named(a.precision);
+  if (!precision) {
     throw InputError(
-        fmt::format("--precision: unknown '{}' (known: bf16, fp16, fp8)", a.precision));
+        fmt::format("--precision: unknown '{}' (known: {})", a.precision, precision_names()));
   }
+  if (const std::string why = c.gpu.precision_problem(*precision); !why.empty()) {
+    throw InputError(fmt::format("--precision {}: {}", a.precision, why));
+  }
+  r.weights = *precision;
   const ConfigNode cost_model = ConfigNode::parse(a.cost_model_yaml, "--cost-model");
   if (!a.graph_mode.empty()) {
     const auto mode = cuda_graph_mode_named(a.graph_mode);

@@ -62,3 +62,41 @@ def plot_mlenergy(path, out):
     axes[0].legend(fontsize=6)
     fig.suptitle("sim2real --mlenergy: signed error by batch (band: ±10%)", fontsize=11)
     finish(plt, fig, out)
+
+
+def plot_silicon(path, out):
+    doc = load_tool_json(path, "sim2real --silicon --json", "rows")
+    plt = pyplot()
+    metrics = [("ttft_mean", "mean TTFT"), ("tpot_mean", "mean TPOT")]
+    engines = sorted({r["engine"] for r in doc["rows"]})
+    fig, axes = plt.subplots(len(metrics), max(1, len(engines)),
+                             figsize=(4.5 * max(1, len(engines)), 7), sharey="row", squeeze=False)
+    for col, engine in enumerate(engines):
+        rows = [r for r in doc["rows"] if r["engine"] == engine]
+        groups = {}
+        for r in rows:
+            groups.setdefault(f'{r["system"]} {r["precision"]}', []).append(r)
+        for row_i, (m, label) in enumerate(metrics):
+            ax = axes[row_i][col]
+            for group, rs in sorted(groups.items()):
+                fitted = [r for r in rs if r.get("fit")]
+                held = [r for r in rs if not r.get("fit")]
+                line = ax.scatter([r["concurrency"] for r in held],
+                                  [r["metrics"][m]["error_pct"] for r in held], s=12,
+                                  label=group)
+                if fitted:
+                    ax.scatter([r["concurrency"] for r in fitted],
+                               [r["metrics"][m]["error_pct"] for r in fitted], s=30,
+                               facecolors="none", edgecolors=line.get_facecolor())
+            ax.axhline(0, color="black", linewidth=0.7)
+            ax.axhspan(-10, 10, color="grey", alpha=0.12)
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"{engine}: {label}", fontsize=10)
+            ax.set_xlabel("client concurrency")
+            ax.grid(True, alpha=0.3, which="both")
+            if col == 0:
+                ax.set_ylabel("simulated vs measured (%)")
+        axes[0][col].legend(fontsize=6)
+    fig.suptitle("sim2real --silicon: signed error by concurrency per engine "
+                 "(band: ±10%; rings: fit rows)", fontsize=11)
+    finish(plt, fig, out)

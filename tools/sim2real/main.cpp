@@ -36,12 +36,20 @@ int main(int argc, char** argv) {
           ->excludes(experiments_opt);
   std::string silicon_file;
 
-  app.add_option("--silicon", silicon_file,
-                 "An InferenceX silicon CSV (silicon_sample.csv layout) to replay instead: "
-                 "each row's model, system, engine, precision, layout and client concurrency; "
-                 "scores mean TTFT and TPOT and lists every row it cannot run with the reason")
-      ->excludes(experiments_opt)
-      ->excludes(energy_opt);
+  auto* silicon_opt =
+      app.add_option("--silicon", silicon_file,
+                     "An InferenceX silicon CSV (silicon_sample.csv layout) to replay instead: "
+                     "each row's model, system, engine, precision, layout and client concurrency; "
+                     "scores mean TTFT and TPOT and lists every row it cannot run with the reason")
+          ->excludes(experiments_opt)
+          ->excludes(energy_opt);
+  std::string silicon_fit;
+  app.add_option("--fit-engine", silicon_fit,
+                 "With --silicon: fit this backend's engine profile (vllm, sglang or trtllm) on "
+                 "the rows its file declares (fitted.silicon_rows), print the constants, then "
+                 "report with them")
+      ->check(CLI::IsMember({"vllm", "sglang", "trtllm"}))
+      ->needs(silicon_opt);
   EnergyReplayOptions energy;
   app.add_option("--prompt-tokens", energy.prompt_tokens_mean,
                  "With --mlenergy: mean prompt tokens of the request set (default 634, ML.ENERGY's "
@@ -125,8 +133,9 @@ int main(int argc, char** argv) {
     if (!silicon_file.empty()) {
       SiliconOptions silicon;
       silicon.seed = options.seed;
-      if (!options.engine.empty()) silicon.engine = options.engine;
-      return run_silicon_command(silicon_file, silicon, args.out_dir, args.json);
+      if (!options.engine.empty()) silicon.engines["vllm"] = options.engine;
+      return run_silicon_command(silicon_file, silicon,
+                                 {args.out_dir, args.json, args.plot_file, silicon_fit});
     }
     if (!energy_files.empty()) {
       return run_mlenergy_command(energy_files, energy, options, args.out_dir, args.json,

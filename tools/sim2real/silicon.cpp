@@ -21,13 +21,15 @@
 #include "sim/util/sample_stats.hpp"
 #include "tools/sim2real/mlenergy.hpp"
 #include "tools/sim2real/replay.hpp"
+#include "tools/sim2real/silicon_launch.hpp"
 
 namespace servesim::sim2real {
 namespace {
 
 constexpr std::string_view kColumns =
     "id, silicon_data_source, backend, backend_version, model_path, system, precision, mode, isl, "
-    "osl, batch_size, tp_size, pp_size, attention_dp_size, moe_tp_size, moe_ep_size, "
+    "osl, gemm_quant_mode, batch_size, tp_size, pp_size, attention_dp_size, moe_tp_size, "
+    "moe_ep_size, "
     "silicon_ttft_ms, silicon_tpot_ms";
 
 // A whole number ≥ 1 in field `i`; `fallback` when the field is empty and `optional`.
@@ -69,13 +71,17 @@ std::int64_t source_concurrency(std::string_view source) {
   return v;
 }
 
-// The catalog's GPU of an InferenceX system name; "" when it has none.
-std::string system_gpu(const std::string& system) {
+}  // namespace
+
+std::string silicon_system_gpu(const std::string& system) {
   static const std::map<std::string, std::string> kGpus{
-      {"h100_sxm", "h100-sxm"}, {"h200_sxm", "h200"}, {"b200_sxm", "b200"}};
+      {"h100_sxm", "h100-sxm"}, {"h200_sxm", "h200"}, {"b200_sxm", "b200"}, {"gb200", "gb200"},
+      {"b300_sxm", "b300"},     {"b300", "b300"},     {"gb300", "gb300"}};
   const auto it = kGpus.find(system);
   return it == kGpus.end() ? "" : it->second;
 }
+
+namespace {
 
 // The catalog's model for a checkpoint: its own name, else the model a quantized republication
 // (org/Name-FP8, -NVFP4) was made from, found by name under any organization; "" when none.
@@ -95,13 +101,23 @@ std::string catalog_model(const std::string& path, const std::vector<std::string
   return "";
 }
 
-std::int64_t max_model_len(std::int64_t isl, std::int64_t osl) {
-  if (isl == 1024 && osl == 1024) return isl + osl + 20;
-  if (isl == 8192 || osl == 8192) return isl + osl + 256;
-  return std::max<std::int64_t>(10240, isl + osl);
+}  // namespace
+
+SiliconCollection SiliconRow::collection() const {
+  if (source.starts_with("source_file=/")) return SiliconCollection::kAiConfigurator;
+  if (source.starts_with("source_file=")) return SiliconCollection::kInferenceX2025;
+  return SiliconCollection::kInferenceX;
 }
 
-}  // namespace
+std::string silicon_weight_format(const SiliconRow& row) {
+  const std::string& p = row.precision;
+  const std::string& q = row.gemm_quant;
+  if (p.empty() || p == "bf16" || p == "fp16") return "bf16";
+  if (p == "fp8") return q == "fp8_block" ? "fp8_block" : "fp8";
+  if (p == "fp4") return q == "mxfp4" ? "mxfp4" : "nvfp4";
+  if (p == "nvfp4" || p == "mxfp4" || p == "int4") return p;
+  return "";
+}
 
 std::vector<SiliconRow> read_silicon_file(const std::string& path) {
   CsvReader csv(path, "an InferenceX silicon CSV");
@@ -109,15 +125,17 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
   const std::size_t id = col("id"), source = col("silicon_data_source"), backend = col("backend"),
                     version = col("backend_version"), model = col("model_path"),
                     system = col("system"), precision = col("precision"), mode = col("mode"),
-                    isl = col("isl"), osl = col("osl"), batch = col("batch_size"),
-                    tp = col("tp_size"), pp = col("pp_size"), adp = col("attention_dp_size"),
-                    moe_tp = col("moe_tp_size"), moe_ep = col("moe_ep_size"),
-                    ttft = col("silicon_ttft_ms"), tpot = col("silicon_tpot_ms");
+                    isl = col("isl"), osl = col("osl"), quant = col("gemm_quant_mode"),
+                    batch = col("batch_size"), tp = col("tp_size"), pp = col("pp_size"),
+                    adp = col("attention_dp_size"), moe_tp = col("moe_tp_size"),
+                    moe_ep = col("moe_ep_size"), ttft = col("silicon_ttft_ms"),
+                    tpot = col("silicon_tpot_ms");
   std::vector<SiliconRow> rows;
   while (csv.next_row()) {
     SiliconRow r;
     r.id = std::string(csv.field(id));
     r.where = fmt::format("{}:{}", display_path(path), csv.line());
+    r.source = std::string(csv.field(source));
     r.backend = std::string(csv.field(backend));
     r.backend_version = std::string(csv.field(version));
     r.model_path = std::string(csv.field(model));
@@ -129,6 +147,7 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
     if (std::find(kPrecisions.begin(), kPrecisions.end(), r.precision) == kPrecisions.end()) {
       csv.fail_field(precision, "bf16, fp16, fp8, fp4, int4, mxfp4, nvfp4 or empty");
     }
+    r.gemm_quant = std::string(csv.field(quant));
     r.mode = std::string(csv.field(mode));
     if (r.mode != "agg" && r.mode != "disagg") csv.fail_field(mode, "agg or disagg");
     r.isl = count_at(csv, isl, false, 0);
@@ -150,63 +169,56 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
   return rows;
 }
 
-SiliconPlan plan_silicon_row(const SiliconRow& row, const std::vector<std::string>& models,
-                             const std::vector<std::string>& gpus, const SiliconOptions& o) {
+SiliconPlan plan_silicon_row(const SiliconRow& row, Catalog& catalog, const SiliconOptions& o) {
   if (row.mode != "agg") return {"", "disaggregated (prefill and decode pools)"};
   if (row.concurrency <= 0) return {"", "the row states no client concurrency"};
-  if (row.backend != "vllm") return {"", fmt::format("no engine profile for {}", row.backend)};
+  const auto engine = o.engines.find(row.backend);
+  if (engine == o.engines.end()) {
+    return {"", fmt::format("no engine profile for {}", row.backend)};
+  }
   if (row.attention_dp > 1) return {"", "attention data parallelism"};
   if (row.moe_ep > 1) return {"", "expert parallelism"};
-  std::string precision;
-  if (row.precision.empty() || row.precision == "bf16" || row.precision == "fp16") {
-    precision = "bf16";
-  } else if (row.precision == "fp8") {
-    precision = "fp8";
-  } else {
-    return {"", fmt::format("precision {} is not priced", row.precision)};
+  const std::string precision = silicon_weight_format(row);
+  if (precision.empty()) {
+    return {"", fmt::format("precision {} with GEMM quantization '{}' is not priced", row.precision,
+                            row.gemm_quant)};
   }
-  const std::string gpu = system_gpu(row.system);
+  const std::vector<std::string> gpus = catalog.gpu_names();
+  const std::string gpu = silicon_system_gpu(row.system);
   if (gpu.empty() || std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
     return {"", fmt::format("no hardware file for system {}", row.system)};
   }
-  const std::string model = catalog_model(row.model_path, models);
+  const ConfigNode where = ConfigNode::parse("{}", row.where);
+  const GpuSpec& spec = catalog.gpu(gpu, where);
+  if (std::string why = spec.precision_problem(*precision_named(precision)); !why.empty()) {
+    return {"", why};
+  }
+  const std::string model = catalog_model(row.model_path, catalog.model_names());
   if (model.empty()) return {"", fmt::format("model {} is not in the catalog", row.model_path)};
-  const std::int64_t c = row.concurrency;
+  const ServerLaunch launch = server_launch(row, spec, catalog.model(model, where), precision);
   std::string y =
       fmt::format("# Generated by sim2real --silicon from {} ({})\n", row.where, row.id);
   y += fmt::format("name: {}\nseed: {}\nmodel: {}\n", quoted(row.id), o.seed, quoted(model));
-  y += fmt::format("replicas:\n  - {{gpu: {}, tp: {}, pp: {}, precision: {}, ", gpu, row.tp, row.pp,
-                   precision);
-  y += fmt::format("cuda_graph_mode: piecewise, cuda_graph_max_tokens: {}}}\n",
-                   vllm_v1_graph_max_tokens(c));
-  y += "scheduler:\n  kind: sarathi\n";
-  y += fmt::format("  max_num_batched_tokens: {}   # --max-num-batched-tokens 8192\n",
-                   std::max<std::int64_t>(8192, c));
-  y += fmt::format("  max_num_seqs: {}   # --max-num-seqs CONC\n", c);
-  y += fmt::format("  max_model_len: {}\n", max_model_len(row.isl, row.osl));
-  y += "  gpu_memory_utilization: 0.9\n  enable_prefix_caching: false\n";
+  y += fmt::format("replicas:\n  - {{gpu: {}, tp: {}, pp: {}, precision: {}, kv_cache_dtype: {}, ",
+                   gpu, row.tp, row.pp, precision, launch.kv_cache_dtype);
+  y += fmt::format("cuda_graph_mode: {}, cuda_graph_max_tokens: {}}}\n", launch.graph_mode,
+                   launch.graph_max_tokens);
+  y += launch.scheduler;
   y += "router: {kind: round_robin}\n";
-  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", o.engine);
-  y += "workload:\n";
-  y += fmt::format("  client: {{max_concurrency: {}}}   # 10 x CONC prompts, 2 x CONC warm-ups\n",
-                   c);
-  y +=
-      fmt::format("  lengths: {{kind: random, input_len: {}, output_len: {}, range_ratio: {:g}}}\n",
-                  row.isl, row.osl, o.range_ratio);
+  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", engine->second);
+  y += "workload:\n" + launch.client;
   return {y, ""};
 }
 
 std::vector<SiliconResult> replay_silicon_rows(const std::vector<SiliconRow>& rows,
                                                const SiliconOptions& options) {
-  const Catalog catalog(Catalog::default_dirs());
-  const std::vector<std::string> models = catalog.model_names();
-  const std::vector<std::string> gpus = catalog.gpu_names();
+  Catalog catalog(Catalog::default_dirs());
   std::vector<SiliconResult> out(rows.size());
   std::vector<std::exception_ptr> errors(rows.size());
   tbb::parallel_for(std::size_t{0}, rows.size(), [&](std::size_t i) {
     SiliconResult& r = out[i];
     r.row = &rows[i];
-    r.plan = plan_silicon_row(rows[i], models, gpus, options);
+    r.plan = plan_silicon_row(rows[i], catalog, options);
     if (!r.plan.not_run.empty()) return;
     const auto t0 = std::chrono::steady_clock::now();
     try {

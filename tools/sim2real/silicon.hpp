@@ -1,27 +1,40 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/hardware/catalog.hpp"
 #include "sim/util/constants.hpp"
 
 namespace servesim::sim2real {
+
+// Who measured a row, which decides its server flags and client (silicon_launch.hpp):
+//   kInferenceX       InferenceX's database ("db-dump/…"): its current launch scripts and
+//                     benchmark_lib.sh client;
+//   kInferenceX2025   its 2025 result files ("source_file=<date>.csv"): the scripts of then;
+//   kAiConfigurator   AIConfigurator's own collection ("source_file=<path>/…"): its generator's
+//                     flags and the aiperf client.
+enum class SiliconCollection { kInferenceX, kInferenceX2025, kAiConfigurator };
 
 // One row of an InferenceX silicon file (AIConfigurator's silicon_sample.csv layout): one served
 // configuration (model, system, engine and version, precision, parallel layout, ISL/OSL, client
 // concurrency) and its measured mean TTFT and TPOT.
 struct SiliconRow {
   std::string id;
-  std::string where;  // "file:line", for errors and reports
+  std::string where;   // "file:line", for errors and reports
+  std::string source;  // silicon_data_source: which collection measured it
+  SiliconCollection collection() const;
   std::string backend;
   std::string backend_version;
   std::string model_path;
   std::string system;
-  std::string precision;  // "" is the checkpoint's own (bf16)
-  std::string mode;       // agg or disagg
+  std::string precision;   // "" is the checkpoint's own (bf16)
+  std::string gemm_quant;  // the GEMMs' quantization (fp8, fp8_block, nvfp4, mxfp4; "" none)
+  std::string mode;        // agg or disagg
   std::int64_t isl = 0;
   std::int64_t osl = 0;
   // The client's --max-concurrency: batch_size for an aggregated row (silicon_concurrency= in
@@ -42,10 +55,20 @@ struct SiliconRow {
 // positive number is an InputError naming the file, the line and the column.
 std::vector<SiliconRow> read_silicon_file(const std::string& path);
 
+// The weight format (config `precision:`) of a row: its precision column, refined by its GEMM
+// quantization (fp8 with fp8_block scales, fp4 as nvfp4 or mxfp4); "" when servesim has none.
+std::string silicon_weight_format(const SiliconRow& row);
+
+// The catalog's GPU of an InferenceX system name (h100_sxm, b200_sxm, gb200, …); "" when it has
+// none.
+std::string silicon_system_gpu(const std::string& system);
+
 struct SiliconOptions {
   std::uint64_t seed = 42;
-  std::string engine = "vllm-v1";  // the engine profile of every vLLM row
-  double range_ratio = 0.8;        // InferenceX's --random-range-ratio
+  // The engine profile (configs/engines/<name>.yaml) of each backend's rows; a backend not
+  // listed is not run.
+  std::map<std::string, std::string> engines{
+      {"vllm", "vllm-v1"}, {"sglang", "sglang"}, {"trtllm", "trtllm"}};
 };
 
 // What a row becomes: the config that replays it, or why servesim cannot express it yet.
@@ -55,12 +78,10 @@ struct SiliconPlan {
 };
 
 // The run of `row`: InferenceX's client (workload.client: num_prompts 10 × concurrency, 2 ×
-// concurrency warm-ups, random lengths in [⌊0.8 L⌋, L], ignore_eos) against the server its launch
-// scripts start (vLLM: --max-num-seqs = concurrency, --max-num-batched-tokens 8192, no prefix
-// caching, max-model-len ISL + OSL + 20 at 1k/1k, + 256 with an 8k side, else 10240). `models`
-// and `gpus` are the catalog's names.
-SiliconPlan plan_silicon_row(const SiliconRow& row, const std::vector<std::string>& models,
-                             const std::vector<std::string>& gpus, const SiliconOptions& options);
+// concurrency warm-ups, random lengths in [⌊0.8 L⌋, L], ignore_eos) against the server its
+// engine is launched as (server_launch, silicon_launch.hpp), on the catalog's GPU and model.
+SiliconPlan plan_silicon_row(const SiliconRow& row, Catalog& catalog,
+                             const SiliconOptions& options);
 
 struct SiliconResult {
   const SiliconRow* row = nullptr;

@@ -7,14 +7,25 @@
 
 #include <fmt/format.h>
 
+#include "costmodels/analytical/engine_profile.hpp"
 #include "sim/config/input_error.hpp"
+#include "tools/common/plot_runner.hpp"
 #include "tools/sim2real/replay.hpp"
+#include "tools/sim2real/silicon_fit.hpp"
 
 namespace servesim::sim2real {
 
-int run_silicon_command(const std::string& file, const SiliconOptions& options,
-                        const std::string& out_dir, bool json) {
+int run_silicon_command(const std::string& file, SiliconOptions options,
+                        const SiliconCommandArgs& args) {
+  const std::string& out_dir = args.out_dir;
   const std::vector<SiliconRow> rows = read_silicon_file(file);
+  if (!args.fit_backend.empty()) {
+    const SiliconFit fit = fit_silicon_engine(rows, args.fit_backend, options);
+    std::cerr << fit.log;
+    std::cout << fit.yaml;
+    options.engines[args.fit_backend] = fit.constants.inline_yaml(
+        EngineProfile::load(ConfigNode::parse(fit.engine, "--fit"))->file, fit.engine, fit.gpu);
+  }
   const std::vector<SiliconResult> results = replay_silicon_rows(rows, options);
   const nlohmann::json doc = silicon_report_json(results, options);
   if (!out_dir.empty()) {
@@ -34,7 +45,10 @@ int run_silicon_command(const std::string& file, const SiliconOptions& options,
     std::ofstream f(std::filesystem::path(out_dir) / "report.json");
     f << doc.dump(2) << "\n";
   }
-  std::cout << (json ? doc.dump(2) + "\n" : silicon_report_table(doc));
+  std::cout << (args.json ? doc.dump(2) + "\n" : silicon_report_table(doc));
+  if (!args.plot_file.empty()) {
+    plot_beside(args.plot_file, "silicon", doc.dump(2) + "\n", ".json", std::cout, std::cerr);
+  }
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // The report of sim2real --silicon: per row, simulated against measured mean TTFT and TPOT; the
 // medians of |error| overall and per partition; coverage and every row not run, with its reason.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -9,6 +10,7 @@
 #include "sim/util/sample_stats.hpp"
 #include "tools/sim2real/mlenergy.hpp"
 #include "tools/sim2real/silicon.hpp"
+#include "tools/sim2real/silicon_fit.hpp"
 
 namespace servesim::sim2real {
 namespace {
@@ -20,8 +22,10 @@ std::string concurrency_bucket(std::int64_t c) {
   return ">=1024";
 }
 
+// The weight format the row is priced at; its precision column when servesim has none.
 std::string precision_name(const SiliconRow& r) {
-  return r.precision.empty() ? "bf16" : r.precision;
+  const std::string f = silicon_weight_format(r);
+  return !f.empty() ? f : r.precision;
 }
 
 // The partitions a row belongs to, as (partition, value).
@@ -54,6 +58,12 @@ nlohmann::json silicon_report_json(const std::vector<SiliconResult>& results,
   std::vector<double> ttft_all, tpot_all;
   std::map<std::pair<std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>>
       parts;
+  // Rows in an engine profile's declared fit set are reported but kept out of every median.
+  std::vector<SiliconFitSet> fit_sets;
+  for (const auto& [backend, profile] : options.engines) {
+    if (auto set = silicon_fit_set(profile)) fit_sets.push_back(*set);
+  }
+  std::int64_t fitted = 0;
   for (const SiliconResult& r : results) {
     const SiliconRow& row = *r.row;
     if (!r.plan.not_run.empty()) {
@@ -63,6 +73,8 @@ nlohmann::json silicon_report_json(const std::vector<SiliconResult>& results,
     }
     const double et = signed_error_pct(r.ttft_ms, row.ttft_ms);
     const double ep = signed_error_pct(r.tpot_ms, row.tpot_ms);
+    const bool fit = std::any_of(fit_sets.begin(), fit_sets.end(),
+                                 [&](const SiliconFitSet& f) { return f.contains(row); });
     rows.push_back(
         {{"id", row.id},
          {"engine", row.backend},
@@ -73,11 +85,16 @@ nlohmann::json silicon_report_json(const std::vector<SiliconResult>& results,
          {"osl", row.osl},
          {"concurrency", row.concurrency},
          {"tp", row.tp},
+         {"fit", fit},
          {"preemptions", r.preemptions},
          {"metrics",
           {{"ttft_mean", {{"real", row.ttft_ms}, {"sim", r.ttft_ms}, {"error_pct", et}}},
            {"tpot_mean", {{"real", row.tpot_ms}, {"sim", r.tpot_ms}, {"error_pct", ep}}}}},
          {"wall_s", r.wall_s}});
+    if (fit) {
+      ++fitted;
+      continue;
+    }
     ttft_all.push_back(std::abs(et));
     tpot_all.push_back(std::abs(ep));
     for (const auto& key : partitions(row)) {
@@ -92,10 +109,11 @@ nlohmann::json silicon_report_json(const std::vector<SiliconResult>& results,
   for (const auto& [reason, n] : reasons) reason_counts[reason] = n;
   const auto total = static_cast<double>(results.size());
   return {{"seed", options.seed},
-          {"engine_profile", options.engine},
+          {"engine_profiles", options.engines},
           {"coverage",
            {{"rows", results.size()},
             {"run", rows.size()},
+            {"fit_rows", fitted},
             {"share", total > 0 ? static_cast<double>(rows.size()) / total : 0.0},
             {"not_run_by_reason", reason_counts}}},
           {"median", median_json(ttft_all, tpot_all)},
@@ -110,11 +128,18 @@ std::string silicon_report_table(const nlohmann::json& report) {
   };
   const auto& cov = report["coverage"];
   std::string out =
-      fmt::format("sim2real --silicon — {} of {} rows run ({:.1f}%), engine profile {}, seed {}\n",
+      fmt::format("sim2real --silicon — {} of {} rows run ({:.1f}%), seed {}\n",
                   cov["run"].get<std::int64_t>(), cov["rows"].get<std::int64_t>(),
-                  100 * cov["share"].get<double>(), report["engine_profile"].get<std::string>(),
-                  report["seed"].get<std::uint64_t>());
-  out += fmt::format("median |error|   TTFT mean {}   TPOT mean {}\n",
+                  100 * cov["share"].get<double>(), report["seed"].get<std::uint64_t>());
+  out += "engine profiles:";
+  for (const auto& [backend, profile] : report["engine_profiles"].items()) {
+    out += fmt::format(" {} {}", backend, profile.get<std::string>());
+  }
+  out += "\n";
+  out += fmt::format("median |error| over the {} rows outside every fit set ({} fit rows apart)\n",
+                     report["median"]["rows"].get<std::int64_t>(),
+                     cov["fit_rows"].get<std::int64_t>());
+  out += fmt::format("                 TTFT mean {}   TPOT mean {}\n",
                      pct(report["median"]["ttft_mean_abs_pct"]),
                      pct(report["median"]["tpot_mean_abs_pct"]));
   for (const auto& [partition, values] : report["partitions"].items()) {

@@ -1,0 +1,168 @@
+// How each silicon row's server and client were launched, as servesim config. Three collections
+// feed the file (SiliconRow::collection): InferenceX's database and its 2025 result files, run by
+// InferenceX's launch scripts and its benchmark_serving client; and AIConfigurator's own
+// collection, whose launch is its generator's (aiconfigurator: generator/rule_plugin/*.rule and
+// backend_templates, the only published launch of those rows) and whose client is its aiperf.
+#include "tools/sim2real/silicon_launch.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/hardware/precision.hpp"
+#include "sim/hardware/replica_spec.hpp"
+
+namespace servesim::sim2real {
+namespace {
+
+// InferenceX's vLLM scripts: max-model-len ISL + OSL + 20 at 1k/1k, + 256 with an 8k side, else
+// 10240 (or ISL + OSL when longer).
+std::int64_t max_model_len(std::int64_t isl, std::int64_t osl) {
+  if (isl == 1024 && osl == 1024) return isl + osl + 20;
+  if (isl == 8192 || osl == 8192) return isl + osl + 256;
+  return std::max<std::int64_t>(10240, isl + osl);
+}
+
+std::int64_t ceil32(std::int64_t n) { return (n + 31) / 32 * 32; }
+
+// The scheduler section's shared keys.
+std::string scheduler_limits(std::int64_t tokens, std::int64_t seqs, std::int64_t len,
+                             double memory) {
+  return fmt::format(
+      "  max_num_batched_tokens: {}\n  max_num_seqs: {}\n  max_model_len: {}\n"
+      "  gpu_memory_utilization: {:.4f}\n  enable_prefix_caching: false\n",
+      tokens, seqs, len, memory);
+}
+
+// Weights per GPU over its memory: what the engines' memory rules start from.
+double weight_share(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
+                    const std::string& precision) {
+  const Precision p = precision_named(precision).value_or(Precision::kBf16);
+  const double unquantized = p != Precision::kBf16 ? model.unquantized_params() : 0.0;
+  const double bytes =
+      (model.num_params() - unquantized) * precision_format(p).bytes_per_param + unquantized * 2.0;
+  return bytes / static_cast<double>(row.tp * row.pp) / gpu.device_memory_bytes();
+}
+
+// vLLM V1: chunked prefill. InferenceX's Llama-3.1-70B scripts (benchmarks/70b_fp8_{h100,h200,
+// b200}*.sh, 70b_fp4_b200*.sh of the 2025 tree these rows were measured with; the current tree
+// no longer carries them): --max-num-batched-tokens 8192, async scheduling, no prefix caching,
+// gpu-memory-utilization 0.9; on H200 and B200 kv-cache-dtype fp8; on B200 cudagraph_mode
+// FULL_DECODE_ONLY and --max-num-seqs 512 (else CONC). Other rows: --max-num-seqs CONC,
+// piecewise graphs, the model's KV dtype.
+ServerLaunch vllm_launch(const SiliconRow& row, const GpuSpec& gpu) {
+  const std::int64_t c = row.concurrency;
+  const bool scripted = row.collection() != SiliconCollection::kAiConfigurator &&
+                        row.model_path.find("Llama-3.1-70B") != std::string::npos;
+  const bool blackwell = gpu.arch == "blackwell";
+  const std::int64_t seqs = scripted && blackwell ? 512 : c;
+  ServerLaunch l;
+  l.graph_mode = scripted && blackwell ? "decode_only" : "piecewise";
+  l.graph_max_tokens = vllm_v1_graph_max_tokens(seqs);
+  if (scripted && gpu.name != "h100-sxm") l.kv_cache_dtype = "fp8";
+  l.scheduler = "scheduler:\n  kind: sarathi\n";
+  l.scheduler +=
+      scheduler_limits(std::max<std::int64_t>(8192, c), seqs, max_model_len(row.isl, row.osl), 0.9);
+  return l;
+}
+
+// SGLang (sglang/srt/server_args.py _handle_gpu_memory_settings): chunked_prefill_size 8192
+// below 160 GB of GPU memory, 16384 from it; cuda_graph_max_bs 256 at TP < 4, 512 from TP 4
+// (512 from 160 GB); CUDA graphs for decode batches only; mem_fraction_static (GPU memory −
+// reserve) / GPU memory, the reserve 512 MB + 1.5 × the chunk + 2 × the graph batch + TP / 8 GB,
+// at least 10 GB. Without --enable-mixed-chunk a step is a prefill batch or a decode batch,
+// prefill first (scheduler.py get_next_batch_to_run): servesim's `vllm` rule, whose prompts are
+// whole; a prompt longer than the chunk runs as `sarathi` chunks instead. AIConfigurator's
+// generator writes --enable-mixed-chunk, but its SGLang fit rows (Qwen3-32B on H100, 0.5.1)
+// run as the default does: a round's prompts prefill apart from the decodes (TTFT 3-6x and TPOT
+// 0.6-0.8x what mixing them gives), so every row takes the engine's defaults.
+ServerLaunch sglang_launch(const SiliconRow& row, const GpuSpec& gpu) {
+  const std::int64_t c = row.concurrency;
+  const double mib = gpu.device_memory_bytes() / (1024.0 * 1024.0);
+  const bool large = mib >= 160 * 1024;
+  const std::int64_t chunk = large ? 16384 : 8192;
+  const std::int64_t graph_bs = large || row.tp >= 4 ? 512 : 256;
+  const double reserve = std::max(10.0 * 1024, 512 + 1.5 * static_cast<double>(chunk) +
+                                                   2.0 * static_cast<double>(graph_bs) +
+                                                   static_cast<double>(row.tp * row.pp) / 8 * 1024);
+  ServerLaunch l;
+  l.graph_mode = "decode_only";
+  l.graph_max_tokens = std::min(c, graph_bs);
+  l.scheduler = row.isl > chunk
+                    ? "scheduler:\n  kind: sarathi   # prompts longer than the chunk\n"
+                    : "scheduler:\n  kind: vllm   # prefill batches apart from decode batches\n";
+  // The `vllm` rule needs its budget to hold a whole sequence (ISL + OSL); a prompt is still
+  // never more than the chunk.
+  const std::int64_t len = row.isl + row.osl;
+  l.scheduler += scheduler_limits(row.isl > chunk ? chunk : std::max(chunk, len), c, len,
+                                  (mib - reserve) / mib);
+  return l;
+}
+
+// TensorRT-LLM (trtllm-serve, PyTorch backend). In-flight batching puts whole context requests
+// beside the generation requests of a step (no chunked prefill by default), within
+// max_num_tokens (default 8192), and the default capacity policy GUARANTEED_NO_EVICT admits a
+// request only with KV for its whole sequence: servesim's `orca` rule. CUDA graphs for
+// generation-only batches. KV: free_gpu_memory_fraction of what the weights leave.
+// InferenceX's Llama-3.1-70B scripts (70b_fp8_h200_trt_slurm.sh, 70b_fp4_b200_trt_slurm.sh):
+// --max_num_tokens 16384, graphs with padding up to batch 1024, kv_cache_config.dtype fp8,
+// fraction 0.9. AIConfigurator's generator: max_num_tokens ⌈max batch + ISL + 1500⌉₃₂, graphs
+// for every batch up to the max batch, fraction 0.80; the model's KV dtype.
+ServerLaunch trtllm_launch(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
+                           const std::string& precision) {
+  const std::int64_t c = row.concurrency;
+  const bool generated = row.collection() == SiliconCollection::kAiConfigurator;
+  ServerLaunch l;
+  l.graph_mode = "decode_only";
+  l.graph_max_tokens = generated ? c : std::min<std::int64_t>(c, 1024);
+  if (!generated) l.kv_cache_dtype = "fp8";
+  const double fraction = generated ? 0.8 : 0.9;
+  const double w = weight_share(row, gpu, model, precision);
+  const std::int64_t tokens = generated ? ceil32(c + row.isl + 1500) : 16384;
+  l.scheduler = "scheduler:\n  kind: orca   # in-flight batching, whole context requests\n";
+  l.scheduler += scheduler_limits(tokens, c, row.isl + row.osl + 20, w + fraction * (1 - w));
+  return l;
+}
+
+}  // namespace
+
+ServerLaunch server_launch(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
+                           const std::string& precision) {
+  ServerLaunch l;
+  if (row.backend == "sglang") {
+    l = sglang_launch(row, gpu);
+  } else if (row.backend == "trtllm") {
+    l = trtllm_launch(row, gpu, model, precision);
+  } else {
+    l = vllm_launch(row, gpu);
+  }
+  const std::int64_t c = row.concurrency;
+  switch (row.collection()) {
+    case SiliconCollection::kAiConfigurator:
+      // Its generator's aiperf template (bench_run.sh.j2): fixed lengths (--isl-stddev 0),
+      // 20 x CONC requests, 2 x CONC warm-ups. Identical closed-loop clients then run in
+      // lockstep: each round's prompts prefill together, then decode together.
+      l.client = fmt::format(
+          "  client: {{max_concurrency: {}, num_prompts: {}, num_warmups: {}}}   # aiperf\n"
+          "  lengths: {{kind: random, input_len: {}, output_len: {}, range_ratio: 1}}\n",
+          c, 20 * c, 2 * c, row.isl, row.osl);
+      break;
+    case SiliconCollection::kInferenceX2025:
+      // The 2025 scripts' benchmark_serving: 10 x CONC prompts, no --num-warmups.
+      l.client = fmt::format(
+          "  client: {{max_concurrency: {}, num_prompts: {}, num_warmups: 0}}\n"
+          "  lengths: {{kind: random, input_len: {}, output_len: {}, range_ratio: 0.8}}\n",
+          c, 10 * c, row.isl, row.osl);
+      break;
+    case SiliconCollection::kInferenceX:
+      // benchmark_lib.sh: 10 x CONC prompts, 2 x CONC warm-ups.
+      l.client = fmt::format(
+          "  client: {{max_concurrency: {}}}   # 10 x CONC prompts, 2 x CONC warm-ups\n"
+          "  lengths: {{kind: random, input_len: {}, output_len: {}, range_ratio: 0.8}}\n",
+          c, row.isl, row.osl);
+      break;
+  }
+  return l;
+}
+
+}  // namespace servesim::sim2real
