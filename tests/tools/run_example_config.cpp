@@ -1,9 +1,10 @@
 // run_example_config [--print-digest | --no-digest] CONFIG: runs `simulate CONFIG --set
-// workload.num_requests=200` and checks that it exits 0, that summary.json accounts for every
-// request (arrived = finished + rejected, 0 < arrived ≤ 200), and that its digest (FNV-1a 64 of
-// summary.json without the version, output, config, input and provenance fields) is the one in
-// tests/tools/data/example_digests.txt: a speed change must not move a result. A change that
-// moves results on purpose regenerates that file, in its own commit that says why:
+// workload.num_requests=200` (a benchmark client's config: 150 prompts and 50 warm-ups) and checks
+// that it exits 0, that summary.json accounts for every request (arrived = finished + rejected, 0 <
+// arrived ≤ 200), and that its digest (FNV-1a 64 of summary.json without the version, output,
+// config, input and provenance fields) is the one in tests/tools/data/example_digests.txt: a speed
+// change must not move a result. A change that moves results on purpose regenerates that file, in
+// its own commit that says why:
 //   for c in <the configs>; do build/tests/tools/run_example_config --print-digest configs/$c; done
 // Then it runs the config again with --bands and checks that it exits 0, that its summary is the
 // first run's plus summary["bands"], and that each stated band holds its point estimate: every
@@ -15,9 +16,12 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "sim/config/config_node.hpp"
 #include "sim/util/fnv_hash.hpp"
 #include "tests/tools/tool_runner.hpp"
 
@@ -59,13 +63,29 @@ int check_bands(const nlohmann::json& j, const std::string& where) {
   return n;
 }
 
+// `simulate CONFIG` with at most 200 requests: workload.num_requests=200, or for a benchmark
+// client (which sends num_prompts after num_warmups) 150 prompts and 50 warm-ups.
+std::vector<std::string> at_most_200_requests(const std::string& config) {
+  const auto root =
+      servesim::ConfigNode::load_file((servesim::test::source_root() / config).string());
+  const auto workload = root.find("workload");
+  if (workload && workload->has("client")) {
+    return {config, "--set", "workload.client.num_prompts=150", "--set",
+            "workload.client.num_warmups=50"};
+  }
+  return {config, "--set", "workload.num_requests=200"};
+}
+
 // The --bands run of `config`: exits 0, adds summary["bands"] to `plain` and nothing else, and
 // every band it states holds its point estimate. Returns 0 pass, 1 fail.
 int check_bands_run(const std::string& config, const nlohmann::json& plain) {
   const auto dir = servesim::test::fresh_dir("bands_" + fs::path(config).stem().string());
   // Three draws, the fewest --bands takes: the corners and the middle of every regime's range.
-  const auto r = run_simulate({config, "--set", "workload.num_requests=200", "--bands",
-                               "--band-draws", "3", "--out", dir.string(), "--quiet"});
+  std::vector<std::string> args = at_most_200_requests(config);
+  for (const char* a : {"--bands", "--band-draws", "3", "--out"}) args.emplace_back(a);
+  args.push_back(dir.string());
+  args.emplace_back("--quiet");
+  const auto r = run_simulate(args);
   if (r.exit_code != 0) {
     std::cerr << config << " --bands: simulate exited " << r.exit_code << ":\n" << r.output;
     return 1;
@@ -119,8 +139,11 @@ int main(int argc, char** argv) {
   const std::string config = argv[argc - 1];
   const fs::path path = servesim::test::source_root() / config;
   const auto dir = servesim::test::fresh_dir("config_" + path.stem().string());
-  const auto r = run_simulate(
-      {config, "--set", "workload.num_requests=200", "--out", dir.string(), "--quiet"});
+  std::vector<std::string> args = at_most_200_requests(config);
+  for (const std::string& a : {std::string("--out"), dir.string(), std::string("--quiet")}) {
+    args.push_back(a);
+  }
+  const auto r = run_simulate(args);
   if (r.exit_code != 0) {
     std::cerr << config << ": simulate exited " << r.exit_code << ":\n" << r.output;
     return 1;
