@@ -40,7 +40,9 @@ void setup_lora(const RunConfig& config, BuiltRun& run) {
     replica->lora = std::make_unique<LoraCache>(o, std::move(gpu_bytes), std::move(host_bytes));
     if (!replica->scheduler->attach_lora(replica->lora.get())) {
       lora.node.fail(
-          fmt::format("scheduler {} does not serve LoRA adapters", replica->scheduler->name()));
+          fmt::format("scheduler {} does not serve LoRA adapters with its settings (orca: not "
+                      "with batch_wait_timeout_iters)",
+                      replica->scheduler->name()));
     }
   }
   run.cost_model = std::make_shared<LoraCostModel>(run.cost_model, lora);

@@ -54,7 +54,7 @@ const std::vector<SchedulerEntry>& replica_scheduler_entries() {
        },
        ""},
       {"orca",
-       {},
+       {"batch_wait_timeout_iters", "batch_wait_max_tokens_ratio"},
        [](const SchedulerOptions&) { return SchedulerCapabilities{}; },
        [](const SchedulerOptions& o) -> std::unique_ptr<ReplicaScheduler> {
          return std::make_unique<OrcaScheduler>(o);

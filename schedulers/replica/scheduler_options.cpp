@@ -33,6 +33,12 @@ SchedulerOptions parse_scheduler_options(const ConfigNode& node) {
   o.enable_prefix_caching = node.get_bool("enable_prefix_caching", false);
   o.async_scheduling = node.get_bool("async_scheduling", false);
   o.preempt_for_deadline = node.get_bool("preempt_for_deadline", false);
+  const std::int64_t wait = node.get_int("batch_wait_timeout_iters", 0);
+  if (wait < 0 || wait > 1'000'000) {
+    node.at("batch_wait_timeout_iters").fail("expected a step count in [0, 1000000]");
+  }
+  o.batch_wait_timeout_iters = static_cast<std::int32_t>(wait);
+  o.batch_wait_max_tokens_ratio = node.get_fraction("batch_wait_max_tokens_ratio", 0.0);
   return o;
 }
 

@@ -24,6 +24,9 @@ struct SchedulerOptions {
   bool async_scheduling = false;
   // edf only: a waiting request whose KV does not fit preempts a running one with a later deadline.
   bool preempt_for_deadline = false;
+  // orca only: TensorRT-LLM's batch waiting (orca_scheduler.hpp); 0 = off.
+  std::int32_t batch_wait_timeout_iters = 0;
+  double batch_wait_max_tokens_ratio = 0;
   // Speculative decoding (the run's `speculative:` section, not a scheduler key): draft tokens
   // each decode verifies; 0 = none.
   std::int32_t num_speculative_tokens = 0;

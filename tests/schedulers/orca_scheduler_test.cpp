@@ -86,3 +86,37 @@ TEST_CASE("Orca keeps a step within the token budget and max_num_seqs", "[schedu
     CHECK(h.trace(10) == Trace{"A:10 B:10", "A:1 B:1", "C:10", "C:1"});
   }
 }
+
+TEST_CASE("Orca's batch waiting holds prompts back until the budget fills or the count runs out",
+          "[schedulers][orca]") {
+  SchedulerOptions o;
+  o.max_num_batched_tokens = 100;
+  o.batch_wait_timeout_iters = 2;
+  o.batch_wait_max_tokens_ratio = 0.5;
+  SECTION("a lone prompt waits the whole count beside running decodes") {
+    SchedulerHarness h(std::make_unique<OrcaScheduler>(o), KvCache(100, 16, 0.0));
+    h.add(10, 10);  // A: nothing runs, so it is admitted at once
+    REQUIRE(h.trace(1) == Trace{"A:10"});
+    h.add(10, 2);  // B: 10 + 1 tokens < 50, held for two steps, then admitted
+    CHECK(h.trace(3) == Trace{"A:1", "A:1", "A:1 B:10"});
+    h.add(10, 2);  // C: the count started again
+    CHECK(h.trace(3) == Trace{"A:1 B:1", "A:1", "A:1 C:10"});
+  }
+  SECTION("prompts that fill the ratio of the budget go at once") {
+    SchedulerHarness h(std::make_unique<OrcaScheduler>(o), KvCache(100, 16, 0.0));
+    h.add(10, 4);  // A
+    REQUIRE(h.trace(1) == Trace{"A:10"});
+    h.add(30, 2);  // B: 30 + 1 < 50 waits
+    CHECK(h.trace(1) == Trace{"A:1"});
+    h.add(30, 2);  // C: 60 + 1 ≥ 50
+    CHECK(h.trace(1) == Trace{"A:1 B:30 C:30"});
+  }
+  SECTION("off without a count, as TensorRT-LLM's rule") {
+    o.batch_wait_timeout_iters = 0;
+    SchedulerHarness h(std::make_unique<OrcaScheduler>(o), KvCache(100, 16, 0.0));
+    h.add(10, 4);
+    REQUIRE(h.trace(1) == Trace{"A:10"});
+    h.add(10, 2);
+    CHECK(h.trace(1) == Trace{"A:1 B:10"});
+  }
+}

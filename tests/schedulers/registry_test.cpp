@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "costmodels/registry.hpp"
+#include "schedulers/replica/scheduler_base.hpp"
 #include "sim/config/input_error.hpp"
 #include "tests/schedulers/scheduler_harness.hpp"
 
@@ -319,4 +320,26 @@ TEST_CASE("Every router entry serves the roles it declares", "[schedulers][regis
       CHECK((id == 0 || id == 2));
     }
   }
+}
+
+TEST_CASE("Batch waiting is orca's, with a step count and a ratio of the budget",
+          "[schedulers][registry]") {
+  const auto orca = scheduler_from(
+      "kind: orca\nmax_num_batched_tokens: 100\nbatch_wait_timeout_iters: 3\n"
+      "batch_wait_max_tokens_ratio: 0.5\n");
+  const auto* base = dynamic_cast<const SchedulerBase*>(orca.get());
+  REQUIRE(base != nullptr);
+  CHECK(base->options().batch_wait_timeout_iters == 3);
+  CHECK(base->options().batch_wait_max_tokens_ratio == 0.5);
+  CHECK_THAT(scheduler_error("kind: sarathi\nbatch_wait_timeout_iters: 3\n"),
+             Contains("t.yaml:2:1") && Contains("unknown key 'batch_wait_timeout_iters'"));
+  CHECK_THAT(scheduler_error("kind: orca\nbatch_wait_timeout_iters: -1\n"),
+             Contains("t.yaml:2:") && Contains("step count"));
+  CHECK_THAT(scheduler_error("kind: orca\nbatch_wait_max_tokens_ratio: 1.5\n"),
+             Contains("t.yaml:2:"));
+  // Its look-ahead does not pass over requests waiting for an adapter slot: no LoRA with it.
+  const auto waiting = scheduler_from("kind: orca\nbatch_wait_timeout_iters: 3\n");
+  auto plain = scheduler_from("kind: orca\n");
+  CHECK_FALSE(waiting->attach_lora(nullptr));
+  CHECK(plain->attach_lora(nullptr));
 }

@@ -71,10 +71,10 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   CHECK_THAT(y, Catch::Contains("input_len: 1024, output_len: 128, range_ratio: 1"));
   CHECK_THAT(y, Catch::Contains("kind: sarathi"));
   CHECK_THAT(y, Catch::Contains("enable_prefix_caching: false"));
-  // SGLang on an H200 (141 GB: chunk 8192): prefill batches apart from decode batches, decode
-  // graphs up to the concurrency, mem_fraction_static (143771 − 13440) / 143771 MiB.
+  // SGLang 0.5.6.post2 on an H200 (141 GB: chunk 8192) from AIConfigurator's template: mixed
+  // chunks, decode graphs up to the concurrency, mem_fraction_static (143771 − 13440) / 143771 MiB.
   const std::string& sg = results[2].plan.config_yaml;
-  CHECK_THAT(sg, Catch::Contains("kind: vllm"));
+  CHECK_THAT(sg, Catch::Contains("kind: sarathi   # --enable-mixed-chunk"));
   CHECK_THAT(sg, Catch::Contains("precision: fp8_block"));
   CHECK_THAT(sg, Catch::Contains("cuda_graph_mode: decode_only, cuda_graph_max_tokens: 160"));
   CHECK_THAT(sg, Catch::Contains("max_num_batched_tokens: 8192"));
@@ -93,6 +93,17 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   CHECK_THAT(t, Catch::Contains("kind: orca"));
   CHECK_THAT(t, Catch::Contains("max_num_batched_tokens: 5664"));
   CHECK_THAT(t, Catch::Contains("engine: trtllm"));
+  // The 0.5.1.post1 template never mixes: prefill batches apart from decode batches.
+  CHECK_THAT(results[7].plan.config_yaml, Catch::Contains("kind: vllm"));
+  // InferenceX's TensorRT-LLM Llama-3.1-70B scripts wait for a batch at 1k/1k below TP 8 only.
+  CHECK_THAT(results[8].plan.config_yaml, !Catch::Contains("batch_wait"));
+  SiliconRow waiting = rows[8];
+  waiting.osl = 1024;
+  waiting.tp = 4;
+  Catalog catalog(Catalog::default_dirs());
+  const SiliconPlan w = plan_silicon_row(waiting, catalog, SiliconOptions{});
+  CHECK_THAT(w.config_yaml,
+             Catch::Contains("batch_wait_timeout_iters: 20\n  batch_wait_max_tokens_ratio: 0.9"));
 }
 
 TEST_CASE("a silicon row of each engine replays within its band", "[silicon]") {

@@ -25,6 +25,16 @@ std::int64_t max_model_len(std::int64_t isl, std::int64_t osl) {
 
 std::int64_t ceil32(std::int64_t n) { return (n + 31) / 32 * 32; }
 
+// The SGLang versions whose AIConfigurator template writes --enable-mixed-chunk
+// (backend_templates/sglang/cli_args.<version>.j2); its 0.5.1.post1 template and its default
+// one look the flag up under another key ("enable-mix-chunk") and never write it.
+bool aic_sglang_mixes(const std::string& version) {
+  for (const char* v : {"0.5.3.post2", "0.5.4.post3", "0.5.6.post2"}) {
+    if (version == v) return true;
+  }
+  return false;
+}
+
 // The scheduler section's shared keys.
 std::string scheduler_limits(std::int64_t tokens, std::int64_t seqs, std::int64_t len,
                              double memory) {
@@ -75,7 +85,9 @@ ServerLaunch vllm_launch(const SiliconRow& row, const GpuSpec& gpu) {
 // whole; a prompt longer than the chunk runs as `sarathi` chunks instead. AIConfigurator's
 // generator writes --enable-mixed-chunk, but its SGLang fit rows (Qwen3-32B on H100, 0.5.1)
 // run as the default does: a round's prompts prefill apart from the decodes (TTFT 3-6x and TPOT
-// 0.6-0.8x what mixing them gives), so every row takes the engine's defaults.
+// 0.6-0.8x what mixing them gives): only some of its templates write the flag
+// (aic_sglang_mixes). Mixed chunks are servesim's `sarathi` rule (a step's prefill chunk and
+// decodes within the chunk size).
 ServerLaunch sglang_launch(const SiliconRow& row, const GpuSpec& gpu) {
   const std::int64_t c = row.concurrency;
   const double mib = gpu.device_memory_bytes() / (1024.0 * 1024.0);
@@ -88,14 +100,18 @@ ServerLaunch sglang_launch(const SiliconRow& row, const GpuSpec& gpu) {
   ServerLaunch l;
   l.graph_mode = "decode_only";
   l.graph_max_tokens = std::min(c, graph_bs);
-  l.scheduler = row.isl > chunk
+  const bool mixed = row.collection() == SiliconCollection::kAiConfigurator &&
+                     aic_sglang_mixes(row.backend_version);
+  const bool chunked = mixed || row.isl > chunk;
+  l.scheduler = mixed ? "scheduler:\n  kind: sarathi   # --enable-mixed-chunk\n"
+                : row.isl > chunk
                     ? "scheduler:\n  kind: sarathi   # prompts longer than the chunk\n"
                     : "scheduler:\n  kind: vllm   # prefill batches apart from decode batches\n";
   // The `vllm` rule needs its budget to hold a whole sequence (ISL + OSL); a prompt is still
   // never more than the chunk.
   const std::int64_t len = row.isl + row.osl;
-  l.scheduler += scheduler_limits(row.isl > chunk ? chunk : std::max(chunk, len), c, len,
-                                  (mib - reserve) / mib);
+  l.scheduler +=
+      scheduler_limits(chunked ? chunk : std::max(chunk, len), c, len, (mib - reserve) / mib);
   return l;
 }
 
@@ -106,7 +122,9 @@ ServerLaunch sglang_launch(const SiliconRow& row, const GpuSpec& gpu) {
 // generation-only batches. KV: free_gpu_memory_fraction of what the weights leave.
 // InferenceX's Llama-3.1-70B scripts (70b_fp8_h200_trt_slurm.sh, 70b_fp4_b200_trt_slurm.sh):
 // --max_num_tokens 16384, graphs with padding up to batch 1024, kv_cache_config.dtype fp8,
-// fraction 0.9. AIConfigurator's generator: max_num_tokens ⌈max batch + ISL + 1500⌉₃₂, graphs
+// fraction 0.9; at ISL = OSL = 1024 below TP 8 batch waiting too (batch_wait_max_tokens_ratio
+// 0.9, batch_wait_timeout_iters 20: a context request waits up to 20 steps for 90% of the token
+// budget to fill). AIConfigurator's generator: max_num_tokens ⌈max batch + ISL + 1500⌉₃₂, graphs
 // for every batch up to the max batch, fraction 0.80; the model's KV dtype.
 ServerLaunch trtllm_launch(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
                            const std::string& precision) {
@@ -121,6 +139,9 @@ ServerLaunch trtllm_launch(const SiliconRow& row, const GpuSpec& gpu, const Mode
   const std::int64_t tokens = generated ? ceil32(c + row.isl + 1500) : 16384;
   l.scheduler = "scheduler:\n  kind: orca   # in-flight batching, whole context requests\n";
   l.scheduler += scheduler_limits(tokens, c, row.isl + row.osl + 20, w + fraction * (1 - w));
+  if (!generated && row.isl == 1024 && row.osl == 1024 && row.tp < 8) {
+    l.scheduler += "  batch_wait_timeout_iters: 20\n  batch_wait_max_tokens_ratio: 0.9\n";
+  }
   return l;
 }
 
