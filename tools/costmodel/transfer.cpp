@@ -12,7 +12,7 @@ namespace {
 
 using Slice = ProfileValidation::Slice;
 
-nlohmann::json slice_json(const Slice& s) {
+nlohmann::json transfer_slice_json(const Slice& s) {
   nlohmann::json j;
   j["mlp_block"] = {{"mape", s.block.mape()},
                     {"mean_signed_error", s.block.mspe()},
@@ -46,7 +46,7 @@ std::string run_transfer(const RfTransferArgs& a) {
     nlohmann::json j;
     j["home"] = {{"gpu", r.home_gpu},
                  {"rows", r.home_rows},
-                 {"rf", slice_json(r.home_rf)},
+                 {"rf", transfer_slice_json(r.home_rf)},
                  {"rf_heldout",
                   {{"mlp_block",
                     {{"mape", r.home_rf_cv_block.mape()},
@@ -54,13 +54,13 @@ std::string run_transfer(const RfTransferArgs& a) {
                      {"prefill_mape", r.home_rf_cv_prefill.mape()},
                      {"n", r.home_rf_cv_block.n},
                      {"folds", a.train.cv_folds}}}}},
-                 {"analytical", slice_json(r.home_analytical)}};
+                 {"analytical", transfer_slice_json(r.home_analytical)}};
     j["target"] = {{"gpu", r.target_gpu},
                    {"rows", r.target_rows},
-                   {"rf_verbatim", slice_json(r.rf_verbatim)},
-                   {"rf_scaled", slice_json(r.rf_scaled)},
-                   {"rf_scaled_analytical", slice_json(r.rf_scaled_analytical)},
-                   {"analytical", slice_json(r.analytical)}};
+                   {"rf_verbatim", transfer_slice_json(r.rf_verbatim)},
+                   {"rf_scaled", transfer_slice_json(r.rf_scaled)},
+                   {"rf_scaled_analytical", transfer_slice_json(r.rf_scaled_analytical)},
+                   {"analytical", transfer_slice_json(r.analytical)}};
     j["ratios"] = {{"best_rf", best_name},
                    {"best_rf_over_analytical", an > 0 ? best / an : 0.0},
                    {"rf_verbatim_over_analytical", an > 0 ? r.rf_verbatim.block.mape() / an : 0.0},
