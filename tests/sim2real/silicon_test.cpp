@@ -65,11 +65,12 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   CHECK(reasons == std::vector<std::string>{"disaggregated (prefill and decode pools)",
                                             "attention data parallelism"});
   // AIConfigurator's vLLM row: its generator's aiperf client (fixed lengths, 20 x CONC) against
-  // vLLM V1 with --max-num-seqs CONC.
+  // vLLM V1 with --max-num-seqs 512 (a batch below 512) and --max-model-len ISL + OSL + 1500.
   const std::string& y = results[0].plan.config_yaml;
   CHECK_THAT(y, Catch::Contains("client: {max_concurrency: 8, num_prompts: 160, num_warmups: 16}"));
   CHECK_THAT(y, Catch::Contains("input_len: 1024, output_len: 128, range_ratio: 1"));
   CHECK_THAT(y, Catch::Contains("kind: sarathi"));
+  CHECK_THAT(y, Catch::Contains("max_num_seqs: 512\n  max_model_len: 2652"));
   CHECK_THAT(y, Catch::Contains("enable_prefix_caching: false"));
   // SGLang 0.5.6.post2 on an H200 (141 GB: chunk 8192) from AIConfigurator's template: mixed
   // chunks, decode graphs up to the concurrency, mem_fraction_static (143771 − 13440) / 143771 MiB.

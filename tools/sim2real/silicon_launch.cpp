@@ -59,20 +59,22 @@ double weight_share(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& 
 // no longer carries them): --max-num-batched-tokens 8192, async scheduling, no prefix caching,
 // gpu-memory-utilization 0.9; on H200 and B200 kv-cache-dtype fp8; on B200 cudagraph_mode
 // FULL_DECODE_ONLY and --max-num-seqs 512 (else CONC). Other rows: --max-num-seqs CONC,
-// piecewise graphs, the model's KV dtype.
+// piecewise graphs, the model's KV dtype. AIConfigurator's generator (rule_plugin/vllm.rule with
+// its 0.12.0 template, which writes no token budget): --max-num-seqs 512 below a batch of 512,
+// else twice the batch; --max-model-len ISL + OSL + 1500.
 ServerLaunch vllm_launch(const SiliconRow& row, const GpuSpec& gpu) {
   const std::int64_t c = row.concurrency;
-  const bool scripted = row.collection() != SiliconCollection::kAiConfigurator &&
-                        row.model_path.find("Llama-3.1-70B") != std::string::npos;
+  const bool generated = row.collection() == SiliconCollection::kAiConfigurator;
+  const bool scripted = !generated && row.model_path.find("Llama-3.1-70B") != std::string::npos;
   const bool blackwell = gpu.arch == "blackwell";
-  const std::int64_t seqs = scripted && blackwell ? 512 : c;
+  const std::int64_t seqs = generated ? (c < 512 ? 512 : 2 * c) : scripted && blackwell ? 512 : c;
   ServerLaunch l;
   l.graph_mode = scripted && blackwell ? "decode_only" : "piecewise";
   l.graph_max_tokens = vllm_v1_graph_max_tokens(seqs);
   if (scripted && gpu.name != "h100-sxm") l.kv_cache_dtype = "fp8";
   l.scheduler = "scheduler:\n  kind: sarathi\n";
-  l.scheduler +=
-      scheduler_limits(std::max<std::int64_t>(8192, c), seqs, max_model_len(row.isl, row.osl), 0.9);
+  const std::int64_t len = generated ? row.isl + row.osl + 1500 : max_model_len(row.isl, row.osl);
+  l.scheduler += scheduler_limits(std::max<std::int64_t>(8192, seqs), seqs, len, 0.9);
   return l;
 }
 
