@@ -17,10 +17,7 @@ namespace servesim {
 
 SimTime provisioning_delay(const AutoscalingConfig& config, const ReplicaSpec& spec) {
   if (config.provisioning_delay) return *config.provisioning_delay;
-  const ModelSpec& m = *spec.model;
-  const double unquantized = spec.weights != Precision::kBf16 ? m.unquantized_params() : 0.0;
-  const double bytes =
-      (m.num_params() - unquantized) * spec.weight_bytes_per_param() + unquantized * 2.0;
+  const double bytes = spec.model->weight_bytes(spec.weights);
   return config.engine_start + seconds_to_sim(bytes / (config.storage_gb_per_s * 1e9));
 }
 

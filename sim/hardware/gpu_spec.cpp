@@ -80,6 +80,11 @@ double ModelSpec::unquantized_params() const {
          (num_layers - moe) * layer_unquantized_params(false);
 }
 
+double ModelSpec::weight_bytes(Precision p) const {
+  const double unquantized = p != Precision::kBf16 ? unquantized_params() : 0.0;
+  return (num_params() - unquantized) * precision_format(p).bytes_per_param + unquantized * 2.0;
+}
+
 std::string ModelSpec::tp_problem(int tp) const {
   if (tp >= 1 && num_heads % tp == 0) return "";
   return fmt::format("{} does not divide the {} attention heads of {}", tp, num_heads, name);

@@ -182,6 +182,8 @@ struct ModelSpec {
   // recipes, e.g. llm-compressor's FP8-dynamic, quantize the linear layers of the blocks only),
   // and the attention projections where the model file says fp8_skips_attention.
   double unquantized_params() const;
+  // Bytes of the whole model's weights stored at `p` (its unquantized parameters in bf16).
+  double weight_bytes(Precision p) const;
   // KV-cache bytes stored per token per layer on one GPU (both K and V), before TP split.
   double kv_bytes_per_token_per_layer(double dtype_bytes) const;
   // Why tensor parallelism `tp` cannot shard this model ("" when it can): every rank needs whole

@@ -10,7 +10,6 @@
 
 namespace servesim {
 
-// Numeric formats a replica runs in.
 // Which steps a replica replays from CUDA graphs (vLLM's cudagraph_mode).
 //   kDecodeOnly: decode-only steps (vLLM V0; FULL_DECODE_ONLY);
 //   kPiecewise:  also steps carrying prefill tokens, as piecewise graphs with attention launched

@@ -47,10 +47,7 @@ std::string scheduler_limits(std::int64_t tokens, std::int64_t seqs, std::int64_
 // Weights per GPU over its memory: what the engines' memory rules start from.
 double weight_share(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
                     const std::string& precision) {
-  const Precision p = precision_named(precision).value_or(Precision::kBf16);
-  const double unquantized = p != Precision::kBf16 ? model.unquantized_params() : 0.0;
-  const double bytes =
-      (model.num_params() - unquantized) * precision_format(p).bytes_per_param + unquantized * 2.0;
+  const double bytes = model.weight_bytes(precision_named(precision).value_or(Precision::kBf16));
   return bytes / static_cast<double>(row.tp * row.pp) / gpu.device_memory_bytes();
 }
 
