@@ -94,6 +94,8 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
         g.model, g.node.has("model") ? g.node.at("model") : config.root.at("model"));
     spec.tp = g.tp;
     spec.pp = g.pp;
+    spec.attention_dp = g.attention_dp;
+    spec.moe_ep = g.ep;
     spec.weights = g.weights;
     spec.kv_dtype_bytes = g.kv_dtype_bytes;
     spec.cuda_graphs = g.cuda_graphs;
@@ -110,8 +112,13 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     if (const std::string why = spec.gpu->precision_problem(spec.weights); !why.empty()) {
       g.node.at("precision").fail(why);
     }
-    if (const std::string why = spec.model->tp_problem(spec.tp); !why.empty()) {
-      g.node.at("tp").fail("tp = " + why);
+    if (const std::string why = spec.model->tp_problem(spec.attention_tp()); !why.empty()) {
+      g.node.at("tp").fail(spec.attention_dp > 1 ? fmt::format("tp / attention_dp = {}", why)
+                                                 : "tp = " + why);
+    }
+    if (const std::string why = spec.model->ep_problem(spec.moe_ep, spec.attention_dp);
+        !why.empty()) {
+      g.node.at(g.node.has("ep") ? "ep" : "attention_dp").fail(why);
     }
     if (const std::string why = spec.model->pp_problem(spec.pp); !why.empty()) {
       g.node.at("pp").fail(why);
@@ -239,6 +246,12 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   for (const auto& g : config.replicas) {
     if (const std::string why = run.cost_model->power_cap_problem(g.power_cap_w); !why.empty()) {
       g.node.at("power_cap_w").fail(why + " (expected cost_model kind analytical, or no cap)");
+    }
+    if ((g.ep > 1 || g.attention_dp > 1) && !run.cost_model->prices_moe_parallelism()) {
+      g.node.at(g.ep > 1 ? "ep" : "attention_dp")
+          .fail(fmt::format("the {} cost model does not price expert parallelism or attention data "
+                            "parallelism (expected cost_model kind analytical)",
+                            run.cost_model->name()));
     }
   }
   if (config.autoscaling) {

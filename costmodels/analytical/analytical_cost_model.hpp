@@ -30,6 +30,12 @@ namespace servesim {
 // engine (an EngineProfile: the serving engine's own constants on top of the hardware files),
 // sampling ({top_p: bool, penalties: bool}: what every request's sampling parameters ask of the
 // engine's sampler; default neither, one pass over the logits).
+// MoE replicas laid out by expert or attention data parallelism (ReplicaSpec::moe_parallel):
+// the step's requests are spread over the attention groups as the engines balance their DP
+// ranks (decodes dealt in turn, each prefill chunk to the group with the fewest tokens so far);
+// every group runs its own attention, projections and LM head on its requests, all groups meet
+// at every MoE layer, so the step lasts as long as its busiest group's share plus the routed
+// experts of all the step's tokens (LayerPricer::group_side_ns, expert_side_ns).
 // Speed: the token-dependent part of a step is tabulated per replica spec on first use (a few
 // ms), so step() is a table lookup plus a pass over the batch's requests.
 // Tables are keyed by the addresses of the replica's GpuSpec and ModelSpec (as the catalog hands
@@ -56,6 +62,7 @@ class AnalyticalCostModel final : public CostModel {
   SimTime request_overhead_ns() const override;
   // The cap sets f_clk: by the hardware file's power model, else by the placeholder law.
   bool prices_power_cap() const override { return true; }
+  bool prices_moe_parallelism() const override { return true; }
   double idle_power_w(const ReplicaSpec& replica) const override;
 
   // The pricer this model uses for `replica` (its GPU's constants, this model's terms).
@@ -65,6 +72,9 @@ class AnalyticalCostModel final : public CostModel {
   struct Prepared;
   const Prepared& prepare(const ReplicaSpec& replica) const;
   std::unique_ptr<Prepared> build(const ReplicaSpec& replica) const;
+  // step() of an MoE replica laid out by expert or attention data parallelism.
+  StepCost moe_parallel_step(const BatchShape& batch, const ReplicaSpec& replica,
+                             const Prepared& p) const;
 
   Options options_;
   ReplicaTableCache<Prepared> cache_;

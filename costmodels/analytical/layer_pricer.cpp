@@ -57,8 +57,11 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
       model_(r.model),
       params_(params),
       terms_(terms),
-      shapes_(LayerShapes::make(*r.model, r.tp)),
+      shapes_(LayerShapes::make(*r.model, r.tp, r.attention_dp, r.moe_ep)),
       topo_(r.tp, r.links(), *r.gpu, params),
+      group_topo_(r.attention_tp(), r.links(), *r.gpu, params),
+      moe_parallel_(r.moe_parallel() && r.model->is_moe()),
+      attention_dp_(r.attention_dp),
       pp_(r.pp),
       topology_(r.links()),
       cluster_(r.cluster) {
@@ -259,6 +262,15 @@ double LayerPricer::stage_transfers_ns(double tokens, double* nj) const {
 }
 
 LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
+  if (moe_parallel_) {
+    LayerCost c = group_side_ns(tokens, graph);
+    const LayerCost x = expert_side_ns(tokens, graph);
+    c.gemm += x.gemm;
+    c.light += x.light;
+    c.comm += x.comm;
+    c.energy_nj += x.energy_nj;
+    return c;
+  }
   LayerCost c;
   double* nj = power_ ? &c.energy_nj : nullptr;
   for (std::size_t i = 0; i < kNumProjOps; ++i)
@@ -278,6 +290,82 @@ LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
                        bf16_peak_flops_per_ns_, 0);
     c.energy_nj += 2 * ar_nj;
   }
+  return c;
+}
+
+LayerPricer::LayerCost LayerPricer::group_side_ns(double tokens, bool graph) const {
+  LayerCost c;
+  double* nj = power_ ? &c.energy_nj : nullptr;
+  const bool fp8_attn = model_->fp8_skips_attention;
+  for (const ProjOp op : {ProjOp::kQkv, ProjOp::kO}) {
+    const GemmShape g = shapes_.gemm(op, tokens);
+    c.gemm += fp8_attn ? unquantized_gemm(g, graph, nj) : gemm(g, graph, nj);
+  }
+  // The MLP work a group runs on its own tokens, in the share of layers it belongs to: the
+  // router and shared expert of an MoE layer, the whole MLP of a dense one.
+  const double f = shapes_.moe_fraction;
+  double moe_e = 0, dense_e = 0;
+  double* me = nj != nullptr ? &moe_e : nullptr;
+  double* de = nj != nullptr ? &dense_e : nullptr;
+  double moe = unquantized_gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph, me);
+  if (shapes_.shared_inter > 0) {
+    const double up = model_->gated_mlp ? 2 * shapes_.shared_inter : shapes_.shared_inter;
+    moe += gemm({tokens, shapes_.hidden, up, 1}, graph, me) +
+           gemm({tokens, shapes_.shared_inter, shapes_.hidden, 1}, graph, me);
+    moe += light_ns(act_kernel(), act_work(tokens, shapes_.shared_inter), graph, me);
+  }
+  double dense = 0;
+  if (f < 1) {
+    dense = gemm(shapes_.dense_mlp_gemm(ProjOp::kGateUp, tokens), graph, de) +
+            gemm(shapes_.dense_mlp_gemm(ProjOp::kDown, tokens), graph, de) +
+            light_ns(act_kernel(), act_work(tokens, shapes_.dense_inter), graph, de);
+  }
+  c.gemm += f * moe + (1 - f) * dense;
+  c.energy_nj += f * moe_e + (1 - f) * dense_e;
+  const double norms = model_->parallel_block ? 1 : 2;
+  double norm_nj = 0;
+  c.light += norms * light_ns(norm_kernel(), norm_work(tokens), graph, nj ? &norm_nj : nullptr);
+  c.energy_nj += norms * norm_nj;
+  c.light += light_ns(LightKernel::kRope, rope_work(tokens), graph, nj);
+  c.light += light_ns(LightKernel::kAdd, add_work(tokens), graph, nj);
+  c.light += light_ns(LightKernel::kKvWrite, kv_write_work(tokens), graph, nj);
+  if (terms_.collectives) {
+    // The attention output's all-reduce inside the group and the MLP's: a dense layer's, and
+    // with attention groups the shared expert's (without them the MoE layer's MLP output is
+    // reduced once, after the experts: expert_side_ns).
+    double ar_nj = 0;
+    const double ar = tally(nj != nullptr ? &ar_nj : nullptr,
+                            group_topo_.all_reduce_ns(tokens * shapes_.hidden * 2), 0,
+                            bf16_peak_flops_per_ns_, 0);
+    const double n = attention_dp_ > 1 ? 2 : 2 - f;
+    c.comm += n * ar;
+    c.energy_nj += n * ar_nj;
+  }
+  return c;
+}
+
+LayerPricer::LayerCost LayerPricer::expert_side_ns(double tokens, bool graph) const {
+  LayerCost c;
+  double* nj = power_ ? &c.energy_nj : nullptr;
+  const double f = shapes_.moe_fraction;
+  double e = 0;
+  double* en = nj != nullptr ? &e : nullptr;
+  const double experts = gemm(shapes_.expert_gemm(ProjOp::kGateUp, tokens), graph, en) +
+                         gemm(shapes_.expert_gemm(ProjOp::kDown, tokens), graph, en);
+  const double act =
+      light_ns(act_kernel(), act_work(shapes_.expert_rows(tokens), shapes_.inter), graph, en);
+  c.gemm = f * experts;
+  c.light = f * act;
+  if (terms_.collectives) {
+    const double bytes = tokens * shapes_.hidden * 2;
+    // Attention groups: the groups' tokens gathered onto every GPU before the experts and their
+    // outputs reduce-scattered back after (vLLM's allgather_reducescatter, SGLang's DP-attention
+    // gather): a ring all-gather each way. Else the experts' partial sums are all-reduced.
+    const double t =
+        attention_dp_ > 1 ? 2 * topo_.all_gather_ns(bytes) : topo_.all_reduce_ns(bytes);
+    c.comm = f * tally(en, t, 0, bf16_peak_flops_per_ns_, 0);
+  }
+  if (nj != nullptr) *nj += f * e;
   return c;
 }
 

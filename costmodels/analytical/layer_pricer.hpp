@@ -114,6 +114,18 @@ class LayerPricer {
   // The KV-cache write of `tokens` new tokens (one CTA per token over its K and V rows).
   LightWork kv_write_work(double tokens) const;
   LayerCost layer_ns(double tokens, bool graph) const;
+  // An MoE replica laid out by expert or attention data parallelism (ReplicaSpec::moe_parallel)
+  // prices a layer in two parts that add: the work an attention group does on its own
+  // `tokens` (projections, norms, RoPE, KV write, the residual add; the router, shared expert and
+  // dense layers' MLP; the group's all-reduce), and the routed experts of one expert rank when
+  // `tokens` are routed over all ranks, with the dispatch before them and the combine after
+  // (an all-gather and a reduce-scatter of the tokens over the stage's GPUs with attention
+  // groups, else the all-reduce that follows the experts). layer_ns(t) of such a replica is
+  // group_side_ns(t) + expert_side_ns(t).
+  LayerCost group_side_ns(double tokens, bool graph) const;
+  LayerCost expert_side_ns(double tokens, bool graph) const;
+  bool moe_parallel() const { return moe_parallel_; }
+  int attention_dp() const { return attention_dp_; }
   double attention_ns(const AttentionWork& w, bool graph, double* nj = nullptr) const;
   // Embedding lookup + final norm for `tokens` tokens.
   double edge_tokens_ns(double tokens, bool graph, double* nj = nullptr) const;
@@ -179,6 +191,9 @@ class LayerPricer {
   AnalyticalTerms terms_;
   LayerShapes shapes_;
   TpTopology topo_;
+  TpTopology group_topo_;  // one attention group's GPUs (topo_ without attention groups)
+  bool moe_parallel_ = false;
+  int attention_dp_ = 1;
   double peak_flops_per_ns_ = 0;       // projection GEMMs (FP8 peak for FP8 weights)
   double bf16_peak_flops_per_ns_ = 0;  // attention and unquantized GEMMs run in bf16/fp16
   int pp_ = 1;

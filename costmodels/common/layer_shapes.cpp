@@ -8,9 +8,11 @@ namespace {
 double shard(double width, int tp) { return std::max(1.0, std::ceil(width / tp)); }
 }  // namespace
 
-LayerShapes LayerShapes::make(const ModelSpec& model, int tp) {
+LayerShapes LayerShapes::make(const ModelSpec& model, int gpus, int attention_dp, int ep) {
   LayerShapes s;
+  const int tp = gpus / attention_dp;  // attention, dense and shared MLPs, LM head
   s.tp = tp;
+  s.ep = ep;
   s.hidden = model.hidden_size;
   s.head_dim = model.head_dim > 0 ? model.head_dim
                                   : static_cast<double>(model.hidden_size) / model.num_heads;
@@ -22,7 +24,10 @@ LayerShapes LayerShapes::make(const ModelSpec& model, int tp) {
   s.mla_rope = model.qk_rope_head_dim;
   s.kv_width = model.kv_lora_rank > 0 ? model.kv_lora_rank + model.qk_rope_head_dim
                                       : 2 * s.kv_heads * s.head_dim;
-  s.inter = shard(model.intermediate_size, tp);
+  // A routed expert's width is sharded over the GPUs of its expert rank; with no expert
+  // parallelism and no attention groups that is every GPU (tp).
+  s.inter = model.is_moe() ? shard(model.intermediate_size, gpus / ep)
+                           : shard(model.intermediate_size, tp);
   s.up_width = model.gated_mlp ? 2 * s.inter : s.inter;
   s.experts = model.num_experts;
   s.top_k = model.experts_per_token;
@@ -60,10 +65,11 @@ GemmShape LayerShapes::dense_mlp_gemm(ProjOp op, double tokens) const {
 GemmShape LayerShapes::expert_gemm(ProjOp op, double tokens) const {
   GemmShape g = gemm(op, tokens);
   if (experts <= 0 || op == ProjOp::kQkv || op == ProjOp::kO) return g;
-  // Top-k routing spreads tokens·k assignments over the experts; with few tokens only that many
-  // experts are active (uniform routing assumption).
-  const double assignments = tokens * top_k;
-  const double active = std::min(experts, std::max(1.0, assignments));
+  // Top-k routing spreads tokens·k assignments over the experts, a rank's share over its
+  // experts / ep; with few tokens only that many experts are active (uniform routing
+  // assumption).
+  const double assignments = tokens * top_k / ep;
+  const double active = std::min(experts / ep, std::max(1.0, assignments));
   g.count = active;
   g.m = std::max(1.0, std::ceil(assignments / active));
   return g;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -28,8 +29,13 @@ struct GemmShape {
 // Per-GPU shapes of one layer under tensor parallelism `tp`, following Megatron sharding:
 // QKV and gate/up are column-parallel (N / tp), O and down are row-parallel (K / tp).
 // Invariant: every dimension is ≥ 1 for tokens ≥ 1 (sharded widths are rounded up).
+// An MoE layer laid out with `attention_dp` groups and `ep` expert ranks (ReplicaSpec) shards
+// attention, dense and shared-expert MLPs, and the LM head by tp / attention_dp (each group
+// runs them on its own tokens), and each routed expert's width by tp / ep over experts / ep
+// experts per rank.
 struct LayerShapes {
   int tp = 1;
+  int ep = 1;
   double hidden = 0;
   double head_dim = 0;
   double q_heads = 0;   // per GPU
@@ -43,7 +49,7 @@ struct LayerShapes {
   double mla_rope = 0;    // qk_rope_head_dim
   double inter = 0;       // per GPU, per expert
   double up_width = 0;    // 2·inter when gated
-  double experts = 0;     // 0 for dense
+  double experts = 0;     // 0 for dense; all of them (each rank holds experts / ep)
   double top_k = 0;
   // Interleaved MoE (Llama-4 Maverick): the share of layers with routed experts (1 when every
   // layer has them, 0 for a dense model) and the per-GPU MLP width of the other, dense layers.
@@ -52,11 +58,14 @@ struct LayerShapes {
   double shared_inter = 0;  // per GPU
   double vocab = 0;         // per GPU (vocab-parallel embedding / LM head)
 
-  static LayerShapes make(const ModelSpec& model, int tp);
+  static LayerShapes make(const ModelSpec& model, int tp, int attention_dp = 1, int ep = 1);
   // Projection GEMM `op` for `tokens` tokens in the step (dense layer).
   GemmShape gemm(ProjOp op, double tokens) const;
-  // MoE: tokens routed to each active expert and the number of active experts.
+  // MoE: the GEMMs of one expert rank when `tokens` tokens (all the ranks' together) are routed,
+  // as the tokens routed to each of its active experts and the number of active experts.
   GemmShape expert_gemm(ProjOp op, double tokens) const;
+  // Rows (token, expert) one expert rank computes for `tokens` routed tokens.
+  double expert_rows(double tokens) const { return tokens * std::min(experts, top_k) / ep; }
   // The gate/up or down GEMM of a dense layer of an interleaved MoE model (width dense_inter).
   GemmShape dense_mlp_gemm(ProjOp op, double tokens) const;
   // Whether some layers are MoE and others dense.

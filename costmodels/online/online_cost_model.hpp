@@ -55,6 +55,7 @@ class OnlineCostModel final : public CostModel {
   StepCost step(const BatchShape& batch, const ReplicaSpec& replica) const override;
   SimTime request_overhead_ns() const override;
   bool prices_power_cap() const override { return base_.prices_power_cap(); }
+  bool prices_moe_parallelism() const override { return base_.prices_moe_parallelism(); }
   double idle_power_w(const ReplicaSpec& r) const override { return base_.idle_power_w(r); }
 
   // Learns from `o` unless frozen mode excludes it; returns whether it did.

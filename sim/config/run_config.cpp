@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -22,7 +23,7 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
   g.require_map("a replica group {gpu, tp, count, …}");
   g.check_keys({"gpu", "model", "count", "tp", "pp", "precision", "cuda_graphs", "cuda_graph_mode",
                 "cuda_graph_max_tokens", "power_cap_w", "topology", "role", "batches_in_flight",
-                "kv_cache_dtype"});
+                "kv_cache_dtype", "attention_dp", "ep"});
   ReplicaGroupConfig c;
   c.node = g;
   c.gpu = g.get_string("gpu");
@@ -31,6 +32,13 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
   c.count = static_cast<int>(g.get_positive_int("count", 1));
   c.tp = static_cast<int>(g.get_positive_int("tp", 1));
   c.pp = static_cast<int>(g.get_positive_int("pp", 1));
+  c.attention_dp = static_cast<int>(g.get_positive_int("attention_dp", 1));
+  c.ep = static_cast<int>(g.get_positive_int("ep", 1));
+  for (const auto& [key, n] : {std::pair{"attention_dp", c.attention_dp}, {"ep", c.ep}}) {
+    if (c.tp % n != 0) {
+      g.at(key).fail(fmt::format("expected a divisor of tp ({}), got {}", c.tp, n));
+    }
+  }
   if (auto p = g.find("precision")) {
     const std::string s = p->as_string();
     const auto named = precision_named(s);

@@ -27,6 +27,8 @@ struct ReplicaGroupConfig {
   int count = 1;
   int tp = 1;
   int pp = 1;
+  int attention_dp = 1;  // attention data-parallel groups within tp (ReplicaSpec)
+  int ep = 1;            // expert-parallel ranks within tp
   Precision weights = Precision::kBf16;
   double kv_dtype_bytes = 2.0;  // kv_cache_dtype: auto (the model's bf16) 2, fp8 1
   bool cuda_graphs = true;

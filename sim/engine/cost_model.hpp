@@ -61,6 +61,10 @@ class CostModel {
   // Whether a replica's power cap (ReplicaSpec::power_cap_w) changes its step times; a run that
   // sets a cap under a model that ignores it is refused rather than priced at full power.
   virtual bool prices_power_cap() const { return false; }
+  // Whether the model prices an MoE replica laid out by expert parallelism or attention data
+  // parallelism (ReplicaSpec::moe_parallel); a run that asks for one under a model that would
+  // price it as tensor parallelism is refused.
+  virtual bool prices_moe_parallelism() const { return false; }
   // Board power of all the replica's GPUs while it has no step in flight (W); 0 when the model
   // prices no energy for it.
   virtual double idle_power_w(const ReplicaSpec& /*replica*/) const { return 0; }
@@ -80,6 +84,7 @@ class WrappedCostModel : public CostModel {
   std::string_view name() const override { return inner_.name(); }
   SimTime request_overhead_ns() const override { return inner_.request_overhead_ns(); }
   bool prices_power_cap() const override { return inner_.prices_power_cap(); }
+  bool prices_moe_parallelism() const override { return inner_.prices_moe_parallelism(); }
   double idle_power_w(const ReplicaSpec& r) const override { return inner_.idle_power_w(r); }
 
  protected:

@@ -374,6 +374,7 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
                 "experts_per_token",
                 "shared_expert_intermediate",
                 "moe_layer_interval",
+                "first_dense_layers",
                 "dense_intermediate_size",
                 "kv_lora_rank",
                 "qk_rope_head_dim",
@@ -412,6 +413,14 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
   m.shared_expert_intermediate = get_count(f, "shared_expert_intermediate", 0);
   m.moe_layer_interval = get_count(f, "moe_layer_interval", 1);
   m.dense_intermediate_size = get_count(f, "dense_intermediate_size", 0);
+  m.first_dense_layers = get_count(f, "first_dense_layers", 0);
+  if (m.first_dense_layers > 0 && m.num_experts == 0) {
+    f.at("first_dense_layers").fail("first_dense_layers precede the MoE layers: give num_experts");
+  }
+  if (m.first_dense_layers >= m.num_layers) {
+    f.at("first_dense_layers")
+        .fail(fmt::format("first_dense_layers must be below num_layers = {}", m.num_layers));
+  }
   if (m.moe_layer_interval < 1) f.at("moe_layer_interval").fail("expected an integer ≥ 1");
   if (m.moe_layer_interval > 1 && m.num_experts == 0) {
     f.at("moe_layer_interval")
@@ -421,11 +430,11 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
     f.at("moe_layer_interval")
         .fail(fmt::format("moe_layer_interval must be at most num_layers = {}", m.num_layers));
   }
-  if (m.dense_intermediate_size > 0 && m.moe_layer_interval == 1) {
+  if (m.dense_intermediate_size > 0 && m.moe_layer_interval == 1 && m.first_dense_layers == 0) {
     f.at("dense_intermediate_size")
         .fail(
-            "dense_intermediate_size sizes the dense layers of an interleaved MoE model: it needs "
-            "moe_layer_interval > 1");
+            "dense_intermediate_size sizes the dense layers of an MoE model: it needs "
+            "moe_layer_interval > 1 or first_dense_layers > 0");
   }
   m.kv_lora_rank = get_count(f, "kv_lora_rank", 0);
   m.qk_rope_head_dim = get_count(f, "qk_rope_head_dim", 0);

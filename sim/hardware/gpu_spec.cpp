@@ -70,6 +70,11 @@ double ModelSpec::num_params() const {
 
 int ModelSpec::moe_layers() const {
   if (!is_moe()) return 0;
+  if (first_dense_layers > 0) {
+    int n = 0;
+    for (int i = 0; i < num_layers; ++i) n += is_moe_layer(i) ? 1 : 0;
+    return n;
+  }
   return num_layers / std::max(1, moe_layer_interval);
 }
 
@@ -88,6 +93,19 @@ double ModelSpec::weight_bytes(Precision p) const {
 std::string ModelSpec::tp_problem(int tp) const {
   if (tp >= 1 && num_heads % tp == 0) return "";
   return fmt::format("{} does not divide the {} attention heads of {}", tp, num_heads, name);
+}
+
+std::string ModelSpec::ep_problem(int ep, int attention_dp) const {
+  if ((ep > 1 || attention_dp > 1) && !is_moe()) {
+    return fmt::format(
+        "{} is a dense model: expert parallelism and attention data parallelism split MoE "
+        "models (expected more replicas: count)",
+        name);
+  }
+  if (ep > 1 && num_experts % ep != 0) {
+    return fmt::format("ep {} does not divide the {} experts of {}", ep, num_experts, name);
+  }
+  return "";
 }
 
 std::string ModelSpec::pp_problem(int pp) const {

@@ -146,8 +146,11 @@ struct ModelSpec {
   int experts_per_token = 0;
   int shared_expert_intermediate = 0;  // Llama-4-style shared expert, 0 when none
   int moe_layer_interval = 1;          // every n-th layer is MoE (Llama-4 Maverick style); 1 = all
-  // MLP width of the dense layers between MoE layers (HF intermediate_size_mlp); 0: the same as
-  // intermediate_size. Only meaningful with moe_layer_interval > 1.
+  // Leading layers with a dense MLP before the first MoE layer (HF first_k_dense_replace,
+  // DeepSeek-V3: 3); 0 = none.
+  int first_dense_layers = 0;
+  // MLP width of the dense layers (between MoE layers, or before the first); 0: the same as
+  // intermediate_size. Only meaningful with moe_layer_interval > 1 or first_dense_layers > 0.
   int dense_intermediate_size = 0;
   int kv_lora_rank = 0;      // MLA (DeepSeek-V2): compressed KV width; 0 for standard attention
   int qk_rope_head_dim = 0;  // MLA decoupled rope part stored with the latent
@@ -159,15 +162,18 @@ struct ModelSpec {
 
   bool is_moe() const { return num_experts > 0; }
   // Layers with routed experts: every moe_layer_interval-th layer (HF interleave_moe_layer_step:
-  // layers s−1, 2s−1, …), all of them when the interval is 1; 0 for a dense model.
+  // layers s−1, 2s−1, …), all of them when the interval is 1, past the first_dense_layers; 0 for
+  // a dense model.
   int moe_layers() const;
   // MLP width of a dense layer.
   int dense_mlp_width() const {
     return dense_intermediate_size > 0 ? dense_intermediate_size : intermediate_size;
   }
-  // Whether layer i (0-based) has routed experts: every moe_layer_interval-th layer.
+  // Whether layer i (0-based) has routed experts: every moe_layer_interval-th layer past the
+  // first_dense_layers.
   bool is_moe_layer(int i) const {
-    return is_moe() && (i + 1) % (moe_layer_interval > 1 ? moe_layer_interval : 1) == 0;
+    return is_moe() && i >= first_dense_layers &&
+           (i + 1) % (moe_layer_interval > 1 ? moe_layer_interval : 1) == 0;
   }
   // Parameters of one layer (attention and MLP; routed experts, router and shared expert for an
   // MoE layer), and the part of them FP8 checkpoints keep in bf16 (router; attention where
@@ -189,6 +195,10 @@ struct ModelSpec {
   // Why tensor parallelism `tp` cannot shard this model ("" when it can): every rank needs whole
   // attention heads.
   std::string tp_problem(int tp) const;
+  // Why `ep` expert-parallel ranks and `attention_dp` attention groups cannot lay out this model
+  // ("" when they can): both split MoE models only (a dense model's data parallelism is more
+  // replicas), and every rank needs whole experts.
+  std::string ep_problem(int ep, int attention_dp) const;
   // Why `pp` pipeline stages cannot split this model ("" when they can): every stage needs a
   // layer.
   std::string pp_problem(int pp) const;

@@ -18,9 +18,76 @@ std::vector<int> pp_stage_layers(int layers, int pp) {
   return out;
 }
 
+namespace {
+
+// An MoE replica laid out by expert or attention data parallelism: each GPU holds its attention
+// group's share (tp / attention_dp) of the attention, dense and shared-expert weights and of the
+// embedding and LM head, 1 / tp of the routed experts (experts / ep, each sharded tp / ep ways),
+// and the router whole; each group keeps its own KV cache for its own requests, its KV heads
+// split over its GPUs (an MLA latent whole on each). The replica's blocks are the groups' sum.
+MemoryPlan plan_moe_parallel(const ReplicaSpec& replica, double utilization,
+                             std::int32_t block_size, std::int32_t max_num_batched_tokens,
+                             std::int32_t max_num_seqs) {
+  const ModelSpec& m = *replica.model;
+  const double tp = replica.tp;
+  const double a = replica.attention_tp();
+  const double d = replica.attention_dp;
+  const double wb = replica.weight_bytes_per_param();
+  const double quantized_bf16 = wb < 2 ? 2.0 : wb;  // what checkpoints leave in bf16
+  const double h = m.hidden_size;
+  const double matrices = m.gated_mlp ? 3.0 : 2.0;
+  const double attn =
+      m.attention_params_per_layer() * (m.fp8_skips_attention ? quantized_bf16 : wb) / a;
+  const double moe_layer = attn + m.num_experts * matrices * h * m.intermediate_size * wb / tp +
+                           h * m.num_experts * quantized_bf16 +
+                           matrices * h * m.shared_expert_intermediate * wb / a;
+  const double dense_layer = attn + matrices * h * m.dense_mlp_width() * wb / a;
+  const double table = static_cast<double>(m.vocab_size) * h * 2 / a;
+  const double tables = table * (m.tie_word_embeddings ? 1 : 2);
+  const double kv_per_layer_token =
+      m.kv_lora_rank > 0
+          ? m.kv_bytes_per_token_per_layer(replica.kv_dtype_bytes)
+          : 2.0 * std::ceil(m.num_kv_heads / a) * m.head_dim * replica.kv_dtype_bytes;
+  // Activations: a group's share of the step's tokens through attention, every token of the
+  // step through the experts of a rank (its share of the routed rows).
+  const double tokens = max_num_batched_tokens;
+  const double expert_rows = tokens * std::min(m.num_experts, m.experts_per_token) / replica.moe_ep;
+  const double act = 2.0 * (tokens / d * 6.0 * h +
+                            expert_rows * matrices * m.intermediate_size / replica.moe_tp());
+  const double logits = static_cast<double>(max_num_seqs) / d * m.vocab_size * 4.0;
+  const std::vector<int> stages = pp_stage_layers(m.num_layers, replica.pp);
+  MemoryPlan plan;
+  int first_layer = 0;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const bool first = s == 0;
+    const bool last = s + 1 == stages.size();
+    MemoryPlan p;
+    p.gpu_bytes = replica.gpu->device_memory_bytes();
+    p.stage = static_cast<int>(s);
+    p.weight_bytes = first && last ? tables : (first || last ? table : 0.0);
+    for (int i = first_layer; i < first_layer + stages[s]; ++i) {
+      p.weight_bytes += m.is_moe_layer(i) ? moe_layer : dense_layer;
+    }
+    first_layer += stages[s];
+    p.activation_bytes = act + (last ? logits : 0.0) + kFixedOverheadBytes;
+    p.block_bytes = stages[s] * kv_per_layer_token * block_size;
+    const double available = utilization * p.gpu_bytes - p.weight_bytes - p.activation_bytes;
+    p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
+    if (p.num_blocks > 0) p.num_blocks *= replica.attention_dp;
+    if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
+  }
+  return plan;
+}
+
+}  // namespace
+
 MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilization,
                           std::int32_t block_size, std::int32_t max_num_batched_tokens,
                           std::int32_t max_num_seqs) {
+  if (replica.moe_parallel() && replica.model->is_moe()) {
+    return plan_moe_parallel(replica, gpu_memory_utilization, block_size, max_num_batched_tokens,
+                             max_num_seqs);
+  }
   const ModelSpec& m = *replica.model;
   const double tp = replica.tp;
   const double gpu_bytes = replica.gpu->device_memory_bytes();

@@ -21,6 +21,8 @@ namespace servesim {
 // embedding on the first, the LM head (a copy of a tied embedding included) and the sampler's
 // logits on the last. Every stage sizes its cache alike and the engine keeps the smallest count
 // (vLLM V1 takes the minimum over workers); the plan reports that stage.
+// An MoE replica laid out by expert or attention data parallelism holds per GPU what its
+// attention group and expert rank hold (memory_planner.cpp), and its blocks are every group's.
 struct MemoryPlan {
   double gpu_bytes = 0;
   double weight_bytes = 0;      // per GPU of the binding stage

@@ -33,11 +33,20 @@ inline std::int64_t vllm_v1_graph_max_tokens(std::int64_t max_num_seqs) {
 enum class StepLaunch { kEager, kFullGraph, kPiecewiseGraph };
 
 // One serving replica: a model on `tp × pp` GPUs of one kind. Immutable for a run.
+//
+// An MoE model's layers may be split two ways over a stage's `tp` GPUs, as the engines do:
+// attention data parallelism runs `attention_dp` groups of tp / attention_dp GPUs, each group
+// holding its own requests and KV cache and sharding attention by heads inside the group
+// (SGLang --enable-dp-attention, vLLM --data-parallel-size, TensorRT-LLM enable_attention_dp);
+// expert parallelism spreads the routed experts over `moe_ep` ranks, each sharding its experts'
+// intermediate width over tp / moe_ep GPUs (1: experts sharded by TP alone).
 struct ReplicaSpec {
   const GpuSpec* gpu = nullptr;
   const ModelSpec* model = nullptr;
   int tp = 1;
   int pp = 1;
+  int attention_dp = 1;
+  int moe_ep = 1;
   Precision weights = Precision::kBf16;  // GEMMs run at GpuSpec::gemm_flop_per_ns(weights)
   double kv_dtype_bytes = 2.0;           // 1 with an FP8 KV cache (kv_cache_dtype: fp8)
   bool cuda_graphs = true;  // steps replayed from CUDA graphs (vLLM default), per the mode below
@@ -63,6 +72,12 @@ struct ReplicaSpec {
 
   // The links priced: the topology given, else the GPU's default (GpuSpec::default_topology).
   std::string links() const { return topology.empty() ? gpu->default_topology() : topology; }
+
+  // GPUs sharding one attention group's heads, and one expert's intermediate width.
+  int attention_tp() const { return tp / attention_dp; }
+  int moe_tp() const { return tp / moe_ep; }
+  // Whether the MoE layers are laid out other than by tensor parallelism alone.
+  bool moe_parallel() const { return attention_dp > 1 || moe_ep > 1; }
 
   double weight_bytes_per_param() const { return precision_format(weights).bytes_per_param; }
   double effective_power_cap_w() const { return power_cap_w > 0 ? power_cap_w : gpu->tdp_w; }

@@ -2,6 +2,7 @@
 
 #include "run/run_config_loader.hpp"
 #include "run/run_executor.hpp"
+#include "sim/config/input_error.hpp"
 #include "sim/config/run_config.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "sim/hardware/memory_planner.hpp"
@@ -52,4 +53,41 @@ TEST_CASE("piecewise CUDA graphs stop at vLLM V1's largest capture size unless t
   CHECK(spec_with(", cuda_graph_mode: piecewise, cuda_graph_max_tokens: 1024", "{kind: sarathi}")
             .cuda_graph_max_tokens == 1024);
   CHECK(spec_with("", "{kind: sarathi}").cuda_graph_max_tokens == 0);  // decode_only: no limit
+}
+
+TEST_CASE("an MoE replica laid out by expert or attention data parallelism is checked",
+          "[tools][moe]") {
+  auto build = [](const std::string& model, const std::string& replica,
+                  const std::string& cost = "analytical") {
+    const std::string yaml = "name: t\nmodel: " + model + "\nreplicas:\n  - " + replica +
+                             "\ncost_model: {kind: " + cost +
+                             "}\nscheduler: {kind: sarathi}\nworkload:\n  arrival: {kind: "
+                             "poisson, qps: 1}\n  lengths: {kind: fixed, prompt_tokens: 100, "
+                             "output_tokens: 10}\n  num_requests: 3\n";
+    return build_run(RunConfig::parse(ConfigNode::parse(yaml, "t.yaml")));
+  };
+  auto error = [&](const std::string& model, const std::string& replica,
+                   const std::string& cost = "analytical") {
+    try {
+      build(model, replica, cost);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string qwen = "Qwen/Qwen3-235B-A22B";
+  // DEP 8 on H200: eight groups, each its own cache.
+  const auto run = build(qwen, "{gpu: h200, tp: 8, precision: fp8, attention_dp: 8, ep: 8}");
+  const ReplicaSpec& spec = run.fleet.at(0)->spec;
+  CHECK(spec.attention_dp == 8);
+  CHECK(spec.moe_ep == 8);
+  CHECK(spec.attention_tp() == 1);
+  CHECK(run.fleet.at(0)->kv.total_blocks() % 8 == 0);
+  using Catch::Matchers::Contains;
+  CHECK_THAT(error(qwen, "{gpu: h200, tp: 8, precision: fp8, ep: 3}"),
+             Contains("t.yaml:4:44: replicas[0].ep: expected a divisor of tp (8), got 3"));
+  CHECK_THAT(error("meta-llama/Llama-3.1-8B", "{gpu: h200, tp: 2, attention_dp: 2}"),
+             Contains("is a dense model"));
+  CHECK_THAT(error(qwen, "{gpu: h200, tp: 8, precision: fp8, ep: 8}", "roofline"),
+             Contains("the roofline cost model does not price expert parallelism"));
 }

@@ -59,11 +59,16 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   const auto results = replay_silicon_rows(rows, SiliconOptions{});
   const auto report = silicon_report_json(results, SiliconOptions{});
   CHECK(report["coverage"]["rows"] == 9);
-  CHECK(report["coverage"]["run"] == 7);
+  CHECK(report["coverage"]["run"] == 8);
   std::vector<std::string> reasons;
   for (const auto& n : report["not_run"]) reasons.push_back(n["reason"].get<std::string>());
-  CHECK(reasons == std::vector<std::string>{"disaggregated (prefill and decode pools)",
-                                            "attention data parallelism"});
+  CHECK(reasons == std::vector<std::string>{"disaggregated (prefill and decode pools)"});
+  // InferenceX's MiniMax-M2.5 vLLM row writes its dp-attn launch on 4 GPUs as tp_size =
+  // attention_dp_size = 4, moe_ep_size 16: four attention groups and four expert ranks.
+  CHECK_THAT(results[4].plan.config_yaml,
+             Catch::Contains("tp: 4, pp: 1, precision: fp8, kv_cache_dtype: auto, attention_dp: 4, "
+                             "ep: 4,"));
+  CHECK(std::isfinite(results[4].tpot_ms));
   // AIConfigurator's vLLM row: its generator's aiperf client (fixed lengths, 20 x CONC) against
   // vLLM V1 with --max-num-seqs 512 (a batch below 512) and --max-model-len ISL + OSL + 1500.
   const std::string& y = results[0].plan.config_yaml;
@@ -101,10 +106,50 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   SiliconRow waiting = rows[8];
   waiting.osl = 1024;
   waiting.tp = 4;
+  waiting.moe_tp = 4;
   Catalog catalog(Catalog::default_dirs());
   const SiliconPlan w = plan_silicon_row(waiting, catalog, SiliconOptions{});
   CHECK_THAT(w.config_yaml,
              Catch::Contains("batch_wait_timeout_iters: 20\n  batch_wait_max_tokens_ratio: 0.9"));
+}
+
+TEST_CASE("a silicon row's layout columns are read as the collection wrote them", "[silicon]") {
+  SiliconRow r;
+  const auto layout = [&](std::int64_t tp, std::int64_t dp, bool stated, std::int64_t moe_tp,
+                          std::int64_t moe_ep) {
+    r.tp = tp;
+    r.attention_dp = dp;
+    r.attention_dp_stated = stated;
+    r.moe_tp = moe_tp;
+    r.moe_ep = moe_ep;
+    const SiliconLayout l = silicon_layout(r);
+    return std::vector<std::int64_t>{l.gpus, l.attention_dp, l.ep};
+  };
+  using V = std::vector<std::int64_t>;
+  // AIConfigurator's convention: tp × attention_dp GPUs = moe_tp × moe_ep.
+  CHECK(layout(8, 1, true, 8, 1) == V{8, 1, 1});   // TP 8
+  CHECK(layout(4, 1, false, 1, 4) == V{4, 1, 4});  // TP attention, EP 4
+  CHECK(layout(1, 8, true, 1, 8) == V{8, 8, 8});   // DEP 8
+  CHECK(layout(2, 1, true, 1, 1) == V{2, 1, 1});   // a dense row
+  // InferenceX's database rows: tp × ep in the attention columns, its tp and ep in moe_tp and
+  // moe_ep ("_tp4_ep4_" launches), dp-attn where attention_dp_size > 1.
+  CHECK(layout(64, 1, true, 8, 8) == V{8, 1, 8});
+  CHECK(layout(1, 16, true, 4, 4) == V{4, 4, 4});
+  CHECK(layout(4, 4, true, 1, 16) == V{4, 4, 4});  // the MiniMax vLLM rows
+  // AIConfigurator's vLLM rows with attention_dp_size empty: the expert width over tp_size
+  // attention groups.
+  CHECK(layout(1, 1, false, 4, 1) == V{4, 4, 1});
+  CHECK(layout(2, 1, false, 4, 1) == V{4, 2, 1});
+  // Columns that agree on no GPU count are named, not guessed.
+  const SiliconLayout bad = [&] {
+    r.tp = 3;
+    r.attention_dp = 1;
+    r.attention_dp_stated = true;
+    r.moe_tp = 2;
+    r.moe_ep = 1;
+    return silicon_layout(r);
+  }();
+  CHECK_THAT(bad.problem, Catch::Contains("tp_size 3 × attention_dp_size 1 GPUs do not match"));
 }
 
 TEST_CASE("a silicon row of each engine replays within its band", "[silicon]") {

@@ -159,6 +159,7 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
     r.tp = count_at(csv, tp, !agg, 1);
     r.pp = count_at(csv, pp, !agg, 1);
     r.attention_dp = layout_at(csv, adp);
+    r.attention_dp_stated = !csv.field(adp).empty();
     r.moe_tp = layout_at(csv, moe_tp);
     r.moe_ep = layout_at(csv, moe_ep);
     r.ttft_ms = positive_at(csv, ttft);
@@ -169,6 +170,54 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
   return rows;
 }
 
+// AIConfigurator's convention (sdk/config.py resolve_moe_parallelism): a stage has tp_size ×
+// attention_dp_size GPUs, attention sharded tp_size ways in each of attention_dp_size groups,
+// the experts over moe_tp_size × moe_ep_size = the same GPUs. InferenceX's database rows write
+// its launch's own keys into these columns instead (tp = GPUs, ep, dp-attn), seen in rows whose
+// id names the launch: "…_tp4_ep4_…" reads tp_size 1, attention_dp_size 16, moe 4 × 4, and the
+// same launch without dp-attn tp_size 16: the columns hold tp × ep GPUs, moe_tp_size the GPUs
+// and moe_ep_size the EP size, and a stated attention_dp_size > 1 is dp-attn (every GPU its own
+// attention group, as SGLang --dp-size = tp and TensorRT-LLM enable_attention_dp run it). The
+// MiniMax vLLM rows write dp-attn with EP as tp_size = attention_dp_size = the GPUs and
+// moe_ep_size their square. Rows that leave attention_dp_size empty and whose expert width is
+// a multiple of tp_size are AIConfigurator's vLLM rows: its configurations hold tp_size ×
+// attention_dp_size = moe_tp_size × moe_ep_size, so the empty column is that ratio, and its
+// generator launches --data-parallel-size with --tensor-parallel-size moe_tp × moe_ep / DP
+// (rule_plugin/vllm.rule) = tp_size: that many attention groups. Dense rows
+// and rows with no expert columns run tp_size × attention_dp_size GPUs.
+SiliconLayout silicon_layout(const SiliconRow& row) {
+  SiliconLayout l;
+  const std::int64_t dp = row.attention_dp;
+  const std::int64_t attn_width = row.tp * dp;
+  const std::int64_t moe_width = row.moe_tp * row.moe_ep;
+  if (moe_width == 1) {  // a dense row, or an MoE row that states no expert layout
+    l.gpus = attn_width;
+    l.attention_dp = dp;
+  } else if (row.moe_tp > 1 && row.moe_ep > 1 && moe_width == attn_width) {
+    l.gpus = row.moe_tp;
+    l.ep = row.moe_ep;
+    l.attention_dp = dp > 1 ? l.gpus : 1;
+  } else if (row.moe_tp == 1 && row.tp > 1 && row.tp == dp && row.moe_ep == attn_width) {
+    l.gpus = row.tp;
+    l.ep = row.tp;
+    l.attention_dp = row.tp;
+  } else if (moe_width == attn_width) {
+    l.gpus = attn_width;
+    l.attention_dp = dp;
+    l.ep = row.moe_ep;
+  } else if (!row.attention_dp_stated && moe_width % row.tp == 0) {
+    l.gpus = moe_width;
+    l.attention_dp = moe_width / row.tp;
+    l.ep = row.moe_ep;
+  } else {
+    l.problem = fmt::format(
+        "layout: tp_size {} × attention_dp_size {} GPUs do not match moe_tp_size {} × "
+        "moe_ep_size {}",
+        row.tp, dp, row.moe_tp, row.moe_ep);
+  }
+  return l;
+}
+
 SiliconPlan plan_silicon_row(const SiliconRow& row, Catalog& catalog, const SiliconOptions& o) {
   if (row.mode != "agg") return {"", "disaggregated (prefill and decode pools)"};
   if (row.concurrency <= 0) return {"", "the row states no client concurrency"};
@@ -176,11 +225,11 @@ SiliconPlan plan_silicon_row(const SiliconRow& row, Catalog& catalog, const Sili
   if (engine == o.engines.end()) {
     return {"", fmt::format("no engine profile for {}", row.backend)};
   }
-  if (row.attention_dp > 1) return {"", "attention data parallelism"};
-  if (row.moe_ep > 1) return {"", "expert parallelism"};
   // The model first: a row of a model servesim lacks is that, whatever its format.
   const std::string model = catalog_model(row.model_path, catalog.model_names());
   if (model.empty()) return {"", fmt::format("model {} is not in the catalog", row.model_path)};
+  const SiliconLayout layout = silicon_layout(row);
+  if (!layout.problem.empty()) return {"", layout.problem};
   const std::string precision = silicon_weight_format(row);
   if (precision.empty()) {
     return {"", fmt::format("precision {} with GEMM quantization '{}' is not priced", row.precision,
@@ -196,12 +245,26 @@ SiliconPlan plan_silicon_row(const SiliconRow& row, Catalog& catalog, const Sili
   if (std::string why = spec.precision_problem(*precision_named(precision)); !why.empty()) {
     return {"", why};
   }
-  const ServerLaunch launch = server_launch(row, spec, catalog.model(model, where), precision);
+  const ModelSpec& model_spec = catalog.model(model, where);
+  if (layout.attention_dp > 1 || layout.ep > 1) {
+    const auto groups = static_cast<int>(layout.attention_dp);
+    if (std::string why = model_spec.ep_problem(static_cast<int>(layout.ep), groups);
+        !why.empty()) {
+      return {"", "layout: " + why};
+    }
+  }
+  if (std::string why = model_spec.tp_problem(static_cast<int>(layout.gpus / layout.attention_dp));
+      !why.empty()) {
+    return {"", "layout: attention TP " + why};
+  }
+  const ServerLaunch launch = server_launch(row, layout, spec, model_spec, precision);
   std::string y =
       fmt::format("# Generated by sim2real --silicon from {} ({})\n", row.where, row.id);
   y += fmt::format("name: {}\nseed: {}\nmodel: {}\n", quoted(row.id), o.seed, quoted(model));
   y += fmt::format("replicas:\n  - {{gpu: {}, tp: {}, pp: {}, precision: {}, kv_cache_dtype: {}, ",
-                   gpu, row.tp, row.pp, precision, launch.kv_cache_dtype);
+                   gpu, layout.gpus, row.pp, precision, launch.kv_cache_dtype);
+  if (layout.attention_dp > 1) y += fmt::format("attention_dp: {}, ", layout.attention_dp);
+  if (layout.ep > 1) y += fmt::format("ep: {}, ", layout.ep);
   y += fmt::format("cuda_graph_mode: {}, cuda_graph_max_tokens: {}}}\n", launch.graph_mode,
                    launch.graph_max_tokens);
   y += launch.scheduler;

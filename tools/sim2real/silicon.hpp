@@ -44,11 +44,25 @@ struct SiliconRow {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t attention_dp = 1;
+  bool attention_dp_stated = false;  // attention_dp_size was not empty
   std::int64_t moe_tp = 1;
   std::int64_t moe_ep = 1;
   double ttft_ms = kNaN;
   double tpot_ms = kNaN;
 };
+
+// A row's serving layout as servesim's replica keys: GPUs per pipeline stage (`tp`), attention
+// data-parallel groups and expert-parallel ranks among them (ReplicaSpec), or why the row's
+// columns name none.
+struct SiliconLayout {
+  std::int64_t gpus = 1;
+  std::int64_t attention_dp = 1;
+  std::int64_t ep = 1;
+  std::string problem;
+};
+// The file writes layouts two ways (silicon.cpp states the rules and the rows they were read
+// from); this reads both.
+SiliconLayout silicon_layout(const SiliconRow& row);
 
 // Reads a silicon CSV. A missing column, a count that is not a whole number ≥ 1 (ISL, OSL, a
 // stated concurrency or layout size; an empty one is unstated) or a measured time that is not a

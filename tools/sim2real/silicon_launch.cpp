@@ -45,10 +45,10 @@ std::string scheduler_limits(std::int64_t tokens, std::int64_t seqs, std::int64_
 }
 
 // Weights per GPU over its memory: what the engines' memory rules start from.
-double weight_share(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
-                    const std::string& precision) {
+double weight_share(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu,
+                    const ModelSpec& model, const std::string& precision) {
   const double bytes = model.weight_bytes(precision_named(precision).value_or(Precision::kBf16));
-  return bytes / static_cast<double>(row.tp * row.pp) / gpu.device_memory_bytes();
+  return bytes / static_cast<double>(layout.gpus * row.pp) / gpu.device_memory_bytes();
 }
 
 // vLLM V1: chunked prefill. InferenceX's Llama-3.1-70B scripts (benchmarks/70b_fp8_{h100,h200,
@@ -59,7 +59,7 @@ double weight_share(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& 
 // piecewise graphs, the model's KV dtype. AIConfigurator's generator (rule_plugin/vllm.rule with
 // its 0.12.0 template, which writes no token budget): --max-num-seqs 512 below a batch of 512,
 // else twice the batch; --max-model-len ISL + OSL + 1500.
-ServerLaunch vllm_launch(const SiliconRow& row, const GpuSpec& gpu) {
+ServerLaunch vllm_launch(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu) {
   const std::int64_t c = row.concurrency;
   const bool generated = row.collection() == SiliconCollection::kAiConfigurator;
   const bool scripted = !generated && row.model_path.find("Llama-3.1-70B") != std::string::npos;
@@ -71,7 +71,8 @@ ServerLaunch vllm_launch(const SiliconRow& row, const GpuSpec& gpu) {
   if (scripted && gpu.name != "h100-sxm") l.kv_cache_dtype = "fp8";
   l.scheduler = "scheduler:\n  kind: sarathi\n";
   const std::int64_t len = generated ? row.isl + row.osl + 1500 : max_model_len(row.isl, row.osl);
-  l.scheduler += scheduler_limits(std::max<std::int64_t>(8192, seqs), seqs, len, 0.9);
+  l.scheduler +=
+      scheduler_limits(std::max<std::int64_t>(8192, seqs) * layout.attention_dp, seqs, len, 0.9);
   return l;
 }
 
@@ -87,15 +88,15 @@ ServerLaunch vllm_launch(const SiliconRow& row, const GpuSpec& gpu) {
 // 0.6-0.8x what mixing them gives): only some of its templates write the flag
 // (aic_sglang_mixes). Mixed chunks are servesim's `sarathi` rule (a step's prefill chunk and
 // decodes within the chunk size).
-ServerLaunch sglang_launch(const SiliconRow& row, const GpuSpec& gpu) {
+ServerLaunch sglang_launch(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu) {
   const std::int64_t c = row.concurrency;
   const double mib = gpu.device_memory_bytes() / (1024.0 * 1024.0);
   const bool large = mib >= 160 * 1024;
   const std::int64_t chunk = large ? 16384 : 8192;
-  const std::int64_t graph_bs = large || row.tp >= 4 ? 512 : 256;
-  const double reserve = std::max(10.0 * 1024, 512 + 1.5 * static_cast<double>(chunk) +
-                                                   2.0 * static_cast<double>(graph_bs) +
-                                                   static_cast<double>(row.tp * row.pp) / 8 * 1024);
+  const std::int64_t graph_bs = large || layout.gpus >= 4 ? 512 : 256;
+  const double reserve = std::max(
+      10.0 * 1024, 512 + 1.5 * static_cast<double>(chunk) + 2.0 * static_cast<double>(graph_bs) +
+                       static_cast<double>(layout.gpus * row.pp) / 8 * 1024);
   ServerLaunch l;
   l.graph_mode = "decode_only";
   l.graph_max_tokens = std::min(c, graph_bs);
@@ -125,8 +126,8 @@ ServerLaunch sglang_launch(const SiliconRow& row, const GpuSpec& gpu) {
 // 0.9, batch_wait_timeout_iters 20: a context request waits up to 20 steps for 90% of the token
 // budget to fill). AIConfigurator's generator: max_num_tokens ⌈max batch + ISL + 1500⌉₃₂, graphs
 // for every batch up to the max batch, fraction 0.80; the model's KV dtype.
-ServerLaunch trtllm_launch(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
-                           const std::string& precision) {
+ServerLaunch trtllm_launch(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu,
+                           const ModelSpec& model, const std::string& precision) {
   const std::int64_t c = row.concurrency;
   const bool generated = row.collection() == SiliconCollection::kAiConfigurator;
   ServerLaunch l;
@@ -134,11 +135,13 @@ ServerLaunch trtllm_launch(const SiliconRow& row, const GpuSpec& gpu, const Mode
   l.graph_max_tokens = generated ? c : std::min<std::int64_t>(c, 1024);
   if (!generated) l.kv_cache_dtype = "fp8";
   const double fraction = generated ? 0.8 : 0.9;
-  const double w = weight_share(row, gpu, model, precision);
-  const std::int64_t tokens = generated ? ceil32(c + row.isl + 1500) : 16384;
+  const double w = weight_share(row, layout, gpu, model, precision);
+  const std::int64_t tokens =
+      (generated ? ceil32(c + row.isl + 1500) : 16384) * layout.attention_dp;
   l.scheduler = "scheduler:\n  kind: orca   # in-flight batching, whole context requests\n";
   l.scheduler += scheduler_limits(tokens, c, row.isl + row.osl + 20, w + fraction * (1 - w));
-  if (!generated && row.isl == 1024 && row.osl == 1024 && row.tp < 8) {
+  const bool llama70b = row.model_path.find("Llama-3.1-70B") != std::string::npos;
+  if (!generated && llama70b && row.isl == 1024 && row.osl == 1024 && row.tp < 8) {
     l.scheduler += "  batch_wait_timeout_iters: 20\n  batch_wait_max_tokens_ratio: 0.9\n";
   }
   return l;
@@ -146,15 +149,15 @@ ServerLaunch trtllm_launch(const SiliconRow& row, const GpuSpec& gpu, const Mode
 
 }  // namespace
 
-ServerLaunch server_launch(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
-                           const std::string& precision) {
+ServerLaunch server_launch(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu,
+                           const ModelSpec& model, const std::string& precision) {
   ServerLaunch l;
   if (row.backend == "sglang") {
-    l = sglang_launch(row, gpu);
+    l = sglang_launch(row, layout, gpu);
   } else if (row.backend == "trtllm") {
-    l = trtllm_launch(row, gpu, model, precision);
+    l = trtllm_launch(row, layout, gpu, model, precision);
   } else {
-    l = vllm_launch(row, gpu);
+    l = vllm_launch(row, layout, gpu);
   }
   const std::int64_t c = row.concurrency;
   switch (row.collection()) {

@@ -21,9 +21,10 @@ struct ServerLaunch {
 };
 
 // The launch of `row` (backend vllm, sglang or trtllm) on `gpu`, serving `model` at `precision`
-// (a config precision name), by the row's collection. Each engine's rule and default names its
-// source in the .cpp.
-ServerLaunch server_launch(const SiliconRow& row, const GpuSpec& gpu, const ModelSpec& model,
-                           const std::string& precision);
+// (a config precision name) laid out as `layout`, by the row's collection. The engines' token
+// budgets are per attention group (each DP rank schedules its own), the replica's the sum. Each
+// engine's rule and default names its source in the .cpp.
+ServerLaunch server_launch(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu,
+                           const ModelSpec& model, const std::string& precision);
 
 }  // namespace servesim::sim2real

@@ -1,0 +1,181 @@
+// Expert parallelism and attention data parallelism of an MoE replica: the per-GPU shapes, the
+// experts each rank computes, the dispatch and combine, how a step's requests fall on the
+// attention groups, and the KV cache the groups hold.
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "costmodels/analytical/analytical_cost_model.hpp"
+#include "costmodels/analytical/collective_model.hpp"
+#include "costmodels/analytical/layer_pricer.hpp"
+#include "costmodels/common/attention_work.hpp"
+#include "sim/hardware/memory_planner.hpp"
+#include "tests/costmodels/test_specs.hpp"
+
+using namespace servesim;
+
+namespace {
+
+// Qwen3-235B-A22B's shape (configs/models/Qwen/Qwen3-235B-A22B.yaml).
+ModelSpec qwen3_moe() {
+  ModelSpec m;
+  m.name = "test/qwen3-235b-a22b";
+  m.num_layers = 94;
+  m.hidden_size = 4096;
+  m.num_heads = 64;
+  m.num_kv_heads = 4;
+  m.head_dim = 128;
+  m.intermediate_size = 1536;
+  m.vocab_size = 151936;
+  m.max_position_embeddings = 40960;
+  m.num_experts = 128;
+  m.experts_per_token = 8;
+  return m;
+}
+
+ReplicaSpec laid_out(const GpuSpec& g, const ModelSpec& m, int tp, int dp, int ep) {
+  ReplicaSpec r = testing::replica_of(g, m, tp);
+  r.attention_dp = dp;
+  r.moe_ep = ep;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("expert parallelism gives each rank its experts whole and its share of the tokens",
+          "[costmodels][analytical][moe]") {
+  const ModelSpec m = qwen3_moe();
+  // TP 8 alone: every expert's 1536 columns over 8 GPUs, all 128 experts on each.
+  const LayerShapes tp8 = LayerShapes::make(m, 8);
+  CHECK(tp8.inter == 192);
+  CHECK(tp8.q_heads == 8);
+  // EP 8 with TP attention: 16 whole experts per rank; attention still over 8 GPUs.
+  const LayerShapes ep8 = LayerShapes::make(m, 8, 1, 8);
+  CHECK(ep8.inter == 1536);
+  CHECK(ep8.q_heads == 8);
+  // DEP 8: one GPU per attention group (all 64 heads, all 4 KV heads), 16 experts per GPU.
+  const LayerShapes dep8 = LayerShapes::make(m, 8, 8, 8);
+  CHECK(dep8.q_heads == 64);
+  CHECK(dep8.kv_heads == 4);
+  CHECK(dep8.inter == 1536);
+  // 512 tokens routed top-8 over 8 ranks: 512 rows per rank over its 16 experts, 32 each.
+  const GemmShape up = ep8.expert_gemm(ProjOp::kGateUp, 512);
+  CHECK(up.count == 16);
+  CHECK(up.m == 32);
+  CHECK(up.k == 4096);
+  CHECK(up.n == 2 * 1536);
+  // Tokens dispatched are tokens combined: the ranks' rows sum to every (token, expert) pair.
+  for (int ep : {1, 2, 4, 8}) {
+    const LayerShapes s = LayerShapes::make(m, 8, 1, ep);
+    CHECK(s.expert_rows(1000) * ep == Approx(1000.0 * 8));
+  }
+  // Two tokens activate at most 16 experts, spread over the ranks.
+  const GemmShape few = ep8.expert_gemm(ProjOp::kDown, 2);
+  CHECK(few.count == 2);
+  CHECK(few.m == 1);
+}
+
+TEST_CASE("the routed experts' dispatch and combine cross every GPU of the stage",
+          "[costmodels][analytical][moe]") {
+  const GpuSpec gpu = testing::h100_like();
+  const ModelSpec m = qwen3_moe();
+  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  const double tokens = 256;
+  const double bytes = tokens * 4096 * 2;  // the tokens' bf16 hidden states
+  const TpTopology eight(8, "nvlink", gpu, p);
+  // With attention groups: an all-gather of the groups' tokens before the experts and a
+  // reduce-scatter after, each a ring over the 8 GPUs.
+  const LayerPricer dep(laid_out(gpu, m, 8, 8, 8), p, AnalyticalTerms{});
+  CHECK(dep.expert_side_ns(tokens, false).comm == Approx(2 * eight.all_gather_ns(bytes)));
+  // One GPU per group: no all-reduce inside a group.
+  CHECK(dep.group_side_ns(tokens, false).comm == 0);
+  // TP attention with EP: the experts' partial sums all-reduced, and the attention output's.
+  const LayerPricer tep(laid_out(gpu, m, 8, 1, 8), p, AnalyticalTerms{});
+  CHECK(tep.expert_side_ns(tokens, false).comm == Approx(eight.all_reduce_ns(bytes)));
+  CHECK(tep.group_side_ns(tokens, false).comm == Approx(eight.all_reduce_ns(bytes)));
+  // Attention groups of 2 GPUs each reduce their attention output among themselves.
+  const LayerPricer dep4(laid_out(gpu, m, 8, 4, 8), p, AnalyticalTerms{});
+  const TpTopology two(2, "nvlink", gpu, p);
+  CHECK(dep4.group_side_ns(tokens, false).comm == Approx(2 * two.all_reduce_ns(bytes)));
+  // An EP layer is its two parts.
+  const LayerPricer::LayerCost whole = tep.layer_ns(tokens, false);
+  CHECK(whole.total() == Approx(tep.group_side_ns(tokens, false).total() +
+                                tep.expert_side_ns(tokens, false).total()));
+}
+
+TEST_CASE("a step on attention groups lasts as long as its busiest group",
+          "[costmodels][analytical][moe]") {
+  const GpuSpec gpu = testing::h100_like();
+  const ModelSpec m = qwen3_moe();
+  AnalyticalCostModel::Options o;
+  o.terms.host = false;
+  const AnalyticalCostModel cm(o);
+  const ReplicaSpec dep = laid_out(gpu, m, 8, 4, 8);
+  const LayerPricer pr = cm.pricer(dep);
+  // Six decodes dealt in turn (2, 2, 1, 1), then the prefill to the first group with the fewest
+  // tokens: group 2 holds 1 decode and 1000 prompt tokens and sets the step's attention.
+  BatchShape b;
+  b.decode_contexts = {100, 200, 300, 400, 500, 600};
+  b.prefills.push_back({1000, 0});
+  BatchShape busiest;
+  busiest.decode_contexts = {300};
+  busiest.prefills.push_back({1000, 0});
+  const StepCost c = cm.step(b, dep);
+  const AttentionWork w = AttentionWork::of(busiest, pr.shapes(), dep.kv_dtype_bytes);
+  CHECK(c[CostComponent::kAttention] == Approx(94 * pr.attention_ns(w, false)));
+  // Its layers: the busiest group's own work on 1001 tokens, the experts of all 1006.
+  const double layer = pr.group_side_ns(1001, false).gemm + pr.expert_side_ns(1006, false).gemm;
+  CHECK(c[CostComponent::kGemm] == Approx(94 * layer).epsilon(1e-9));
+  // Balanced decodes: 8 on 4 groups cost what 2 do on one group, plus the experts of 8.
+  BatchShape eight;
+  eight.decode_contexts.assign(8, 512);
+  BatchShape two;
+  two.decode_contexts.assign(2, 512);
+  const StepCost e = cm.step(eight, dep);
+  CHECK(e[CostComponent::kAttention] ==
+        Approx(94 * pr.attention_ns(AttentionWork::of(two, pr.shapes(), 2), true)));
+}
+
+TEST_CASE("attention groups each keep a KV cache for their own requests",
+          "[costmodels][analytical][moe]") {
+  GpuSpec gpu = testing::h100_like();
+  const ModelSpec m = qwen3_moe();
+  // DEP 8: each GPU holds all 4 KV heads of its own requests; TP 8 replicates the 4 heads to 8.
+  const MemoryPlan dep = plan_kv_memory(laid_out(gpu, m, 8, 8, 8), 0.9, 16, 8192, 256);
+  const MemoryPlan tp = plan_kv_memory(testing::replica_of(gpu, m, 8), 0.9, 16, 8192, 256);
+  CHECK(dep.block_bytes == Approx(94.0 * 2 * 4 * 128 * 2 * 16));
+  CHECK(tp.block_bytes == Approx(94.0 * 2 * 1 * 128 * 2 * 16));
+  // Per GPU: its 1/8 of the routed experts and the router whole, but the attention, embedding
+  // and LM head whole (one GPU per group).
+  const double h = 4096;
+  const double attention = 94 * m.attention_params_per_layer() * 2;
+  const double experts = 94 * 128 * 3 * h * 1536 * 2 / 8 + 94 * h * 128 * 2;
+  const double tables = 2 * 151936 * h * 2;
+  CHECK(dep.weight_bytes == Approx(attention + experts + tables));
+  // The replica's blocks are the 8 groups' together.
+  const double free = 0.9 * gpu.device_memory_bytes() - dep.weight_bytes - dep.activation_bytes;
+  CHECK(dep.num_blocks == 8 * static_cast<std::int64_t>(std::floor(free / dep.block_bytes)));
+}
+
+TEST_CASE("a model's first dense layers are priced as dense", "[costmodels][analytical][moe]") {
+  ModelSpec m = qwen3_moe();
+  m.first_dense_layers = 3;
+  m.dense_intermediate_size = 12288;
+  CHECK(m.moe_layers() == 91);
+  CHECK_FALSE(m.is_moe_layer(2));
+  CHECK(m.is_moe_layer(3));
+  const double h = 4096;
+  const double dense = m.attention_params_per_layer() + 3 * h * 12288;
+  const double moe = m.attention_params_per_layer() + 128 * 3 * h * 1536 + h * 128;
+  CHECK(m.num_params() == Approx(3 * dense + 91 * moe + 2 * 151936 * h));
+  const LayerShapes s = LayerShapes::make(m, 8, 8, 8);
+  CHECK(s.moe_fraction == Approx(91.0 / 94));
+  CHECK(s.dense_inter == 12288);  // one GPU per attention group runs the dense MLP whole
+}
+
+TEST_CASE("an MoE layout that cannot be laid out is named", "[costmodels][moe]") {
+  const ModelSpec m = qwen3_moe();
+  CHECK(m.ep_problem(8, 8).empty());
+  CHECK_THAT(m.ep_problem(3, 1), Catch::Contains("ep 3 does not divide the 128 experts"));
+  CHECK_THAT(testing::llama2_7b_like().ep_problem(1, 2), Catch::Contains("is a dense model"));
+}
