@@ -123,11 +123,20 @@ double LayerPricer::unquantized_gemm(const GemmShape& g, bool graph, double* nj)
   return gemm_at(g, 2, bf16_peak_flops_per_ns_, graph, nj);
 }
 
+double LayerPricer::mla_qkv_ns(double tokens, bool graph, double* nj) const {
+  double t = 0;
+  for (const GemmShape& g : shapes_.mla_qkv_gemms(tokens)) {
+    t += model_->fp8_skips_attention ? unquantized_gemm(g, graph, nj) : gemm(g, graph, nj);
+  }
+  return t;
+}
+
 double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph, double* nj) const {
   const bool attention = op == ProjOp::kQkv || op == ProjOp::kO;
   double e = 0;  // this op's energy, mixed across layer kinds as its time is
   double* en = nj != nullptr ? &e : nullptr;
-  double t = attention && model_->fp8_skips_attention
+  double t = op == ProjOp::kQkv && shapes_.mla_latent > 0 ? mla_qkv_ns(tokens, graph, en)
+             : attention && model_->fp8_skips_attention
                  ? unquantized_gemm(shapes_.expert_gemm(op, tokens), graph, en)
                  : gemm(shapes_.expert_gemm(op, tokens), graph, en);
   if (shapes_.experts > 0 && op == ProjOp::kGateUp) {
@@ -299,7 +308,9 @@ LayerPricer::LayerCost LayerPricer::group_side_ns(double tokens, bool graph) con
   const bool fp8_attn = model_->fp8_skips_attention;
   for (const ProjOp op : {ProjOp::kQkv, ProjOp::kO}) {
     const GemmShape g = shapes_.gemm(op, tokens);
-    c.gemm += fp8_attn ? unquantized_gemm(g, graph, nj) : gemm(g, graph, nj);
+    c.gemm += op == ProjOp::kQkv && shapes_.mla_latent > 0 ? mla_qkv_ns(tokens, graph, nj)
+              : fp8_attn                                   ? unquantized_gemm(g, graph, nj)
+                                                           : gemm(g, graph, nj);
   }
   // The MLP work a group runs on its own tokens, in the share of layers it belongs to: the
   // router and shared expert of an MoE layer, the whole MLP of a dense one.

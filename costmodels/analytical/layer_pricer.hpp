@@ -173,6 +173,8 @@ class LayerPricer {
   // gemm_ns, or gemm_under_cap when capped.
   double gemm_at(const GemmShape& g, double wbytes, double peak, bool graph, double* nj) const;
   double gemm(const GemmShape& g, bool graph, double* nj) const;
+  // MLA's three QKV GEMMs (LayerShapes::mla_qkv_gemms).
+  double mla_qkv_ns(double tokens, bool graph, double* nj) const;
   // A GEMM whose weights FP8 checkpoints leave in bf16 (LM head, MoE router: the usual
   // quantization recipes skip them), at the bf16 peak.
   double unquantized_gemm(const GemmShape& g, bool graph, double* nj) const;

@@ -1,5 +1,7 @@
 #include "costmodels/common/attention_work.hpp"
 
+#include <algorithm>
+
 namespace servesim {
 
 AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
@@ -24,6 +26,29 @@ AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
                                     : 4 * ctx_sum * qk;
   w.decode_bytes = ctx_sum * kv * kv_dtype_bytes + 2 * decodes * qk * 2;
   w.decodes = decodes;
+  if (s.window_share > 0) {
+    // The windowed layers' work, mixed with the full layers' by their share.
+    AttentionWork win;
+    for (const PrefillChunk& p : batch.prefills) {
+      const double c = p.tokens;
+      const double keys = std::min(p.context_before + (c + 1) / 2, s.window);
+      win.prefill_flops += 4 * c * keys * qk;
+      win.prefill_bytes +=
+          std::min<double>(p.context_before + c, s.window + c) * kv * kv_dtype_bytes +
+          2 * c * qk * 2;
+    }
+    double win_ctx = 0;
+    for (const std::int32_t ctx : batch.decode_contexts) {
+      win_ctx += std::min(static_cast<double>(ctx) + 1, s.window);
+    }
+    win.decode_flops = 4 * win_ctx * qk;
+    win.decode_bytes = win_ctx * kv * kv_dtype_bytes + 2 * decodes * qk * 2;
+    const double f = s.window_share;
+    w.prefill_flops = (1 - f) * w.prefill_flops + f * win.prefill_flops;
+    w.prefill_bytes = (1 - f) * w.prefill_bytes + f * win.prefill_bytes;
+    w.decode_flops = (1 - f) * w.decode_flops + f * win.decode_flops;
+    w.decode_bytes = (1 - f) * w.decode_bytes + f * win.decode_bytes;
+  }
   return w;
 }
 

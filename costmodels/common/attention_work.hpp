@@ -8,7 +8,9 @@ namespace servesim {
 // Attention work of one layer on one GPU for a batch, split by phase. FLOPs count the QK^T and
 // PV products (2 GEMMs × 2 FLOP per MAC); a causal prefill chunk of c tokens after `ctx` cached
 // ones attends to ctx + (c+1)/2 keys on average. Bytes count K and V read once per request
-// (flash attention streams them) plus Q read and O written.
+// (flash attention streams them) plus Q read and O written. With sliding-window layers the work
+// is the mean layer's: a windowed layer attends to at most the window's keys (the chunk's own
+// included) and reads only those.
 struct AttentionWork {
   double prefill_flops = 0;
   double prefill_bytes = 0;

@@ -22,6 +22,11 @@ LayerShapes LayerShapes::make(const ModelSpec& model, int gpus, int attention_dp
   s.attn_width = s.q_heads * s.head_dim;
   s.mla_latent = model.kv_lora_rank;
   s.mla_rope = model.qk_rope_head_dim;
+  s.mla_q_lora = model.q_lora_rank;
+  if (model.sliding_window > 0) {
+    s.window = model.sliding_window;
+    s.window_share = static_cast<double>(model.sliding_layers()) / model.num_layers;
+  }
   s.kv_width = model.kv_lora_rank > 0 ? model.kv_lora_rank + model.qk_rope_head_dim
                                       : 2 * s.kv_heads * s.head_dim;
   // A routed expert's width is sharded over the GPUs of its expert rank; with no expert
@@ -53,6 +58,14 @@ GemmShape LayerShapes::gemm(ProjOp op, double tokens) const {
       break;
   }
   return {tokens, inter, hidden, 1};
+}
+
+std::array<GemmShape, 3> LayerShapes::mla_qkv_gemms(double tokens) const {
+  const double qk = head_dim + mla_rope;
+  const double down = mla_q_lora + mla_latent + mla_rope;
+  return {GemmShape{tokens, hidden, down, 1},
+          GemmShape{tokens, mla_q_lora > 0 ? mla_q_lora : hidden, q_heads * qk, 1},
+          GemmShape{tokens, mla_latent, q_heads * 2 * head_dim, 1}};
 }
 
 GemmShape LayerShapes::dense_mlp_gemm(ProjOp op, double tokens) const {

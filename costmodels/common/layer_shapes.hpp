@@ -47,9 +47,13 @@ struct LayerShapes {
   double kv_width = 0;
   double mla_latent = 0;  // kv_lora_rank (0 without MLA)
   double mla_rope = 0;    // qk_rope_head_dim
-  double inter = 0;       // per GPU, per expert
-  double up_width = 0;    // 2·inter when gated
-  double experts = 0;     // 0 for dense; all of them (each rank holds experts / ep)
+  double mla_q_lora = 0;  // q_lora_rank
+  // Sliding-window attention: the window (tokens) and the share of layers with it (0: none).
+  double window = 0;
+  double window_share = 0;
+  double inter = 0;     // per GPU, per expert
+  double up_width = 0;  // 2·inter when gated
+  double experts = 0;   // 0 for dense; all of them (each rank holds experts / ep)
   double top_k = 0;
   // Interleaved MoE (Llama-4 Maverick): the share of layers with routed experts (1 when every
   // layer has them, 0 for a dense model) and the per-GPU MLP width of the other, dense layers.
@@ -61,6 +65,12 @@ struct LayerShapes {
   static LayerShapes make(const ModelSpec& model, int tp, int attention_dp = 1, int ep = 1);
   // Projection GEMM `op` for `tokens` tokens in the step (dense layer).
   GemmShape gemm(ProjOp op, double tokens) const;
+  // MLA's QKV GEMMs (vLLM's DeepseekV2MLAAttention): the joint down-projection of the query (when
+  // low-rank) and the KV latent with its RoPE part, replicated on every GPU of a group; the
+  // query's up-projection to this GPU's heads; and the KV up-projection to their nope keys and
+  // values. Decode runs the last one absorbed into the query and output (the same FLOPs per
+  // token: 2 · heads · kv_lora_rank · 2 · head_dim); prefill on the chunk's latents.
+  std::array<GemmShape, 3> mla_qkv_gemms(double tokens) const;
   // MoE: the GEMMs of one expert rank when `tokens` tokens (all the ranks' together) are routed,
   // as the tokens routed to each of its active experts and the number of active experts.
   GemmShape expert_gemm(ProjOp op, double tokens) const;

@@ -208,14 +208,15 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
   }
   if (auto cl = root.find("cluster")) {
     c.cluster = parse_cluster(*cl);
-    // Read by KV transfers (a disaggregated fleet) and by pipeline-stage hand-offs (pp > 1):
-    // on a fleet with neither, every key of it would go unread.
-    const auto pipelined = [](const ReplicaGroupConfig& g) { return g.pp > 1; };
-    if (!c.disaggregated() && std::none_of(c.replicas.begin(), c.replicas.end(), pipelined)) {
+    // Read by KV transfers (a disaggregated fleet), by pipeline-stage hand-offs (pp > 1) and by
+    // where a multi-GPU replica's stages fall on nodes (gpus_per_node): on a fleet with none of
+    // these, every key of it would go unread.
+    const auto placed = [](const ReplicaGroupConfig& g) { return g.pp > 1 || g.tp > 1; };
+    if (!c.disaggregated() && std::none_of(c.replicas.begin(), c.replicas.end(), placed)) {
       cl->fail(
-          "nothing in this fleet reads the cluster section: it prices KV transfers and "
-          "pipeline-stage hand-offs (expected groups with role prefill and role decode, or a "
-          "replica with pp > 1)");
+          "nothing in this fleet reads the cluster section: it prices KV transfers, "
+          "pipeline-stage hand-offs and where a replica's GPUs fall on nodes (expected groups "
+          "with role prefill and role decode, or a replica with tp or pp > 1)");
     }
   }
   c.cost_model = section_or_empty(root, "cost_model", "roofline");

@@ -378,6 +378,9 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
                 "dense_intermediate_size",
                 "kv_lora_rank",
                 "qk_rope_head_dim",
+                "q_lora_rank",
+                "sliding_window",
+                "sliding_window_pattern",
                 "fp8_skips_attention",
                 "source"});
   ModelSpec m;
@@ -438,6 +441,15 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
   }
   m.kv_lora_rank = get_count(f, "kv_lora_rank", 0);
   m.qk_rope_head_dim = get_count(f, "qk_rope_head_dim", 0);
+  m.q_lora_rank = get_count(f, "q_lora_rank", 0);
+  m.sliding_window = get_count(f, "sliding_window", 0);
+  m.sliding_window_pattern = get_count(f, "sliding_window_pattern", m.sliding_window > 0 ? 1 : 0);
+  if (m.sliding_window_pattern > 0 && m.sliding_window == 0) {
+    f.at("sliding_window_pattern").fail("a sliding-window pattern needs sliding_window > 0");
+  }
+  if (m.q_lora_rank > 0 && m.kv_lora_rank == 0) {
+    f.at("q_lora_rank").fail("q_lora_rank compresses an MLA query: give kv_lora_rank");
+  }
   if (m.num_heads % m.num_kv_heads != 0) {
     f.at("num_kv_heads").fail("num_heads must be a multiple of num_kv_heads");
   }

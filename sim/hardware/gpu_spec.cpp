@@ -42,6 +42,13 @@ std::string GpuSpec::precision_problem(Precision p) const {
 
 double ModelSpec::attention_params_per_layer() const {
   const double h = hidden_size;
+  if (kv_lora_rank > 0) {
+    const double heads = num_heads;
+    const double qk = static_cast<double>(head_dim) + qk_rope_head_dim;
+    const double q = q_lora_rank > 0 ? h * q_lora_rank + q_lora_rank * heads * qk : h * heads * qk;
+    return q + h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank * heads * 2.0 * head_dim +
+           heads * head_dim * h;
+  }
   const double q_width = static_cast<double>(num_heads) * head_dim;
   const double kv_width = static_cast<double>(num_kv_heads) * head_dim;
   return h * q_width + 2.0 * h * kv_width + q_width * h;
@@ -66,6 +73,12 @@ double ModelSpec::num_params() const {
   const double embeddings =
       static_cast<double>(vocab_size) * hidden_size * (tie_word_embeddings ? 1 : 2);
   return moe * layer_params(true) + (num_layers - moe) * layer_params(false) + embeddings;
+}
+
+int ModelSpec::sliding_layers() const {
+  int n = 0;
+  for (int i = 0; i < num_layers; ++i) n += is_sliding_layer(i) ? 1 : 0;
+  return n;
 }
 
 int ModelSpec::moe_layers() const {

@@ -152,15 +152,31 @@ struct ModelSpec {
   // MLP width of the dense layers (between MoE layers, or before the first); 0: the same as
   // intermediate_size. Only meaningful with moe_layer_interval > 1 or first_dense_layers > 0.
   int dense_intermediate_size = 0;
-  int kv_lora_rank = 0;      // MLA (DeepSeek-V2): compressed KV width; 0 for standard attention
-  int qk_rope_head_dim = 0;  // MLA decoupled rope part stored with the latent
+  // MLA (DeepSeek-V2/V3): head_dim is qk_nope_head_dim = v_head_dim, the q/k heads are
+  // head_dim + qk_rope_head_dim wide.
+  int kv_lora_rank = 0;      // compressed KV width; 0 for standard attention
+  int qk_rope_head_dim = 0;  // decoupled rope part stored with the latent
+  int q_lora_rank = 0;       // compressed query width; 0 = a full query projection
   bool tie_word_embeddings = false;
+  // Sliding-window attention: layers whose attention sees only the last `sliding_window` tokens
+  // (and whose cache the engines free beyond it). Every layer but each
+  // sliding_window_pattern-th slides (HF layer_types / Gemma's sliding_window_pattern: gpt-oss 2,
+  // layers 0, 2, 4, … slide); 1: every layer slides; 0 or no window: none.
+  int sliding_window = 0;
+  int sliding_window_pattern = 0;
   // FP8 checkpoints of this model keep the attention q/k/v/o projections in bf16 (as
   // compressed-tensors recipes that quantize only the MLP/experts do).
   bool fp8_skips_attention = false;
   ConfigNode file;
 
   bool is_moe() const { return num_experts > 0; }
+  // Whether layer i (0-based) attends through the sliding window.
+  bool is_sliding_layer(int i) const {
+    if (sliding_window <= 0 || sliding_window_pattern <= 0) return false;
+    return sliding_window_pattern == 1 || (i + 1) % sliding_window_pattern != 0;
+  }
+  // Layers with a sliding window.
+  int sliding_layers() const;
   // Layers with routed experts: every moe_layer_interval-th layer (HF interleave_moe_layer_step:
   // layers s−1, 2s−1, …), all of them when the interval is 1, past the first_dense_layers; 0 for
   // a dense model.
@@ -182,7 +198,8 @@ struct ModelSpec {
   double layer_unquantized_params(bool moe) const;
   // Parameter count of the weights (embeddings and LM head included).
   double num_params() const;
-  // The q/k/v/o projection weights of one layer (the generic formula, MLA included).
+  // The q/k/v/o projection weights of one layer; with MLA its q (low-rank when q_lora_rank),
+  // joint KV down-projection, KV up-projection (nope keys and values) and output.
   double attention_params_per_layer() const;
   // The parameters FP8 checkpoints keep in bf16: embeddings, LM head and MoE routers (the usual
   // recipes, e.g. llm-compressor's FP8-dynamic, quantize the linear layers of the blocks only),

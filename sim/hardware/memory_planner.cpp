@@ -9,6 +9,22 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // CUDA context, NCCL buffers, CUDA graphs and allocator slack not seen by vLLM's profiler
 // (vLLM reports ~0.5–1.5 GiB of non-torch memory on H100); midpoint.
 constexpr double kFixedOverheadBytes = 1.0 * kGiB;
+
+// The sliding-window layers among `count` layers from `first`: each holds at most the window
+// and the block being filled per request, whatever the context (vLLM's hybrid KV cache manager
+// frees their blocks beyond the window), so they are reserved per seat (max_num_seqs) and the
+// blocks count the full-attention layers alone.
+struct SlidingKv {
+  int layers = 0;
+};
+SlidingKv sliding_kv(const ModelSpec& m, int first, int count) {
+  SlidingKv k;
+  for (int i = first; i < first + count; ++i) k.layers += m.is_sliding_layer(i) ? 1 : 0;
+  // A stage of sliding layers alone has no full-attention layer to count blocks by: its blocks
+  // hold every layer's tokens, as a cache without the window would.
+  if (k.layers == count) k.layers = 0;
+  return k;
+}
 }  // namespace
 
 std::vector<int> pp_stage_layers(int layers, int pp) {
@@ -70,8 +86,12 @@ MemoryPlan plan_moe_parallel(const ReplicaSpec& replica, double utilization,
     }
     first_layer += stages[s];
     p.activation_bytes = act + (last ? logits : 0.0) + kFixedOverheadBytes;
-    p.block_bytes = stages[s] * kv_per_layer_token * block_size;
-    const double available = utilization * p.gpu_bytes - p.weight_bytes - p.activation_bytes;
+    const SlidingKv sliding = sliding_kv(m, first_layer - stages[s], stages[s]);
+    p.block_bytes = (stages[s] - sliding.layers) * kv_per_layer_token * block_size;
+    const double window_bytes =
+        sliding.layers * kv_per_layer_token * (m.sliding_window + block_size) * max_num_seqs / d;
+    const double available =
+        utilization * p.gpu_bytes - p.weight_bytes - p.activation_bytes - window_bytes;
     p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
     if (p.num_blocks > 0) p.num_blocks *= replica.attention_dp;
     if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
@@ -135,9 +155,11 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
     first_layer += stages[s];
     p.weight_bytes = stage_bytes / tp;
     p.activation_bytes = tokens * per_token + (last ? logits : 0.0) + kFixedOverheadBytes;
-    p.block_bytes = stages[s] * kv_per_layer_token * block_size;
+    const SlidingKv sliding = sliding_kv(m, first_layer - stages[s], stages[s]);
+    p.block_bytes = (stages[s] - sliding.layers) * kv_per_layer_token * block_size;
     const double available =
-        gpu_memory_utilization * gpu_bytes - p.weight_bytes - p.activation_bytes;
+        gpu_memory_utilization * gpu_bytes - p.weight_bytes - p.activation_bytes -
+        sliding.layers * kv_per_layer_token * (m.sliding_window + block_size) * max_num_seqs;
     p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
     if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
   }

@@ -179,3 +179,69 @@ TEST_CASE("an MoE layout that cannot be laid out is named", "[costmodels][moe]")
   CHECK_THAT(m.ep_problem(3, 1), Catch::Contains("ep 3 does not divide the 128 experts"));
   CHECK_THAT(testing::llama2_7b_like().ep_problem(1, 2), Catch::Contains("is a dense model"));
 }
+
+TEST_CASE("DeepSeek-V3's MLA weights and GEMMs are its low-rank projections",
+          "[costmodels][analytical][moe]") {
+  ModelSpec m;
+  m.name = "test/deepseek-v3";
+  m.num_layers = 61;
+  m.hidden_size = 7168;
+  m.num_heads = 128;
+  m.num_kv_heads = 128;
+  m.head_dim = 128;
+  m.intermediate_size = 2048;
+  m.vocab_size = 129280;
+  m.num_experts = 256;
+  m.experts_per_token = 8;
+  m.shared_expert_intermediate = 2048;
+  m.first_dense_layers = 3;
+  m.dense_intermediate_size = 18432;
+  m.kv_lora_rank = 512;
+  m.qk_rope_head_dim = 64;
+  m.q_lora_rank = 1536;
+  // q: 7168·1536 + 1536·128·192; KV down: 7168·576; KV up: 512·128·256; o: 128·128·7168.
+  const double attention =
+      7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
+  CHECK(m.attention_params_per_layer() == Approx(attention));
+  CHECK(attention == Approx(187.1e6).epsilon(1e-3));
+  // 671 B parameters, its model card's figure (MTP module aside).
+  CHECK(m.num_params() == Approx(671e9).epsilon(0.003));
+  // One latent of 576 per token per layer: 70,272 bytes per token over 61 layers at fp16.
+  CHECK(m.kv_bytes_per_token_per_layer(2) * 61 == 576 * 2 * 61);
+  const LayerShapes s = LayerShapes::make(m, 8);
+  const auto g = s.mla_qkv_gemms(10);
+  CHECK(g[0].n == 1536 + 512 + 64);  // replicated down-projections
+  CHECK(g[1].k == 1536);
+  CHECK(g[1].n == 16 * 192);  // this GPU's 16 heads
+  CHECK(g[2].k == 512);
+  CHECK(g[2].n == 16 * 256);
+}
+
+TEST_CASE("sliding-window layers attend to and cache only the window",
+          "[costmodels][analytical][moe]") {
+  ModelSpec m = qwen3_moe();
+  m.sliding_window = 128;
+  m.sliding_window_pattern = 2;  // gpt-oss: layers 0, 2, 4, … slide
+  CHECK(m.is_sliding_layer(0));
+  CHECK_FALSE(m.is_sliding_layer(1));
+  CHECK(m.sliding_layers() == 47);
+  const LayerShapes s = LayerShapes::make(m, 1);
+  CHECK(s.window_share == Approx(47.0 / 94));
+  // A decode at 1000 tokens of context: full layers read 1001 tokens' K and V, windowed 128.
+  BatchShape b;
+  b.decode_contexts = {1000};
+  const AttentionWork w = AttentionWork::of(b, s, 2);
+  const double kv = 2 * 4 * 128 * 2;  // K and V of 4 heads, 2 bytes
+  const double f = 47.0 / 94;
+  CHECK(w.decode_bytes == Approx((1 - f) * 1001 * kv + f * 128 * kv + 2 * 64 * 128 * 2));
+  // The cache counts the full-attention layers per block; each seat holds the window (and the
+  // block being filled) of every sliding layer.
+  GpuSpec gpu = testing::h100_like();
+  gpu.memory_gb = 320;  // room for the whole model on one GPU
+  const ReplicaSpec r = testing::replica_of(gpu, m, 1);
+  const MemoryPlan p = plan_kv_memory(r, 0.9, 16, 8192, 64);
+  CHECK(p.block_bytes == Approx(47.0 * kv * 16));
+  const double free = 0.9 * gpu.device_memory_bytes() - p.weight_bytes - p.activation_bytes -
+                      47.0 * kv * (128 + 16) * 64;
+  CHECK(p.num_blocks == static_cast<std::int64_t>(std::floor(free / p.block_bytes)));
+}

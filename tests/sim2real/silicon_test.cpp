@@ -56,6 +56,10 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   CHECK(rows[3].collection() == SiliconCollection::kInferenceX2025);
   CHECK(silicon_weight_format(rows[2]) == "fp8_block");
   CHECK(silicon_weight_format(rows[3]) == "nvfp4");
+  // gpt-oss is published in MXFP4 alone, whatever the file's GEMM column says.
+  SiliconRow oss = rows[3];
+  oss.model_path = "openai/gpt-oss-120b";
+  CHECK(silicon_weight_format(oss) == "mxfp4");
   const auto results = replay_silicon_rows(rows, SiliconOptions{});
   const auto report = silicon_report_json(results, SiliconOptions{});
   CHECK(report["coverage"]["rows"] == 9);

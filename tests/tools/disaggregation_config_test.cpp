@@ -126,8 +126,8 @@ TEST_CASE("Pipeline stages hand off over the cluster's links, over NICs between 
   const double in_node = lone_ttft_of("[{gpu: h100-sxm, tp: 4, pp: 2}]", "");
   CHECK(lone_ttft_of("[{gpu: h100-sxm, tp: 4, pp: 2}]", "cluster: {nvlink_efficiency: 0.3}\n") >
         in_node);
-  // Nothing would read a cluster section on a fleet that neither pipelines nor moves KV.
-  CHECK_THAT(error_of(config("[{gpu: h100-sxm, tp: 4}]", "cluster: {gpus_per_node: 8}\n")),
+  // Nothing would read a cluster section on a fleet of one-GPU replicas that moves no KV.
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm}]", "cluster: {gpus_per_node: 8}\n")),
              Contains("t.yaml:7:") && Contains("nothing in this fleet reads the cluster section"));
   // Tensor parallelism stays inside a node; no stage straddles two.
   CHECK_THAT(error_of(config("[{gpu: h100-sxm, model: meta-llama/Llama-2-70b-hf, tp: 16}]")),

@@ -35,13 +35,17 @@ bool aic_sglang_mixes(const std::string& version) {
   return false;
 }
 
-// The scheduler section's shared keys.
-std::string scheduler_limits(std::int64_t tokens, std::int64_t seqs, std::int64_t len,
-                             double memory) {
-  return fmt::format(
+// The scheduler section's shared keys, kept in `l` as numbers too.
+void set_limits(ServerLaunch& l, std::int64_t tokens, std::int64_t seqs, std::int64_t len,
+                double memory) {
+  l.scheduler += fmt::format(
       "  max_num_batched_tokens: {}\n  max_num_seqs: {}\n  max_model_len: {}\n"
       "  gpu_memory_utilization: {:.4f}\n  enable_prefix_caching: false\n",
       tokens, seqs, len, memory);
+  l.tokens = tokens;
+  l.seqs = seqs;
+  l.max_model_len = len;
+  l.memory_fraction = memory;
 }
 
 // Weights per GPU over its memory: what the engines' memory rules start from.
@@ -71,8 +75,7 @@ ServerLaunch vllm_launch(const SiliconRow& row, const SiliconLayout& layout, con
   if (scripted && gpu.name != "h100-sxm") l.kv_cache_dtype = "fp8";
   l.scheduler = "scheduler:\n  kind: sarathi\n";
   const std::int64_t len = generated ? row.isl + row.osl + 1500 : max_model_len(row.isl, row.osl);
-  l.scheduler +=
-      scheduler_limits(std::max<std::int64_t>(8192, seqs) * layout.attention_dp, seqs, len, 0.9);
+  set_limits(l, std::max<std::int64_t>(8192, seqs) * layout.attention_dp, seqs, len, 0.9);
   return l;
 }
 
@@ -110,8 +113,7 @@ ServerLaunch sglang_launch(const SiliconRow& row, const SiliconLayout& layout, c
   // The `vllm` rule needs its budget to hold a whole sequence (ISL + OSL); a prompt is still
   // never more than the chunk.
   const std::int64_t len = row.isl + row.osl;
-  l.scheduler +=
-      scheduler_limits(chunked ? chunk : std::max(chunk, len), c, len, (mib - reserve) / mib);
+  set_limits(l, chunked ? chunk : std::max(chunk, len), c, len, (mib - reserve) / mib);
   return l;
 }
 
@@ -139,7 +141,7 @@ ServerLaunch trtllm_launch(const SiliconRow& row, const SiliconLayout& layout, c
   const std::int64_t tokens =
       (generated ? ceil32(c + row.isl + 1500) : 16384) * layout.attention_dp;
   l.scheduler = "scheduler:\n  kind: orca   # in-flight batching, whole context requests\n";
-  l.scheduler += scheduler_limits(tokens, c, row.isl + row.osl + 20, w + fraction * (1 - w));
+  set_limits(l, tokens, c, row.isl + row.osl + 20, w + fraction * (1 - w));
   const bool llama70b = row.model_path.find("Llama-3.1-70B") != std::string::npos;
   if (!generated && llama70b && row.isl == 1024 && row.osl == 1024 && row.tp < 8) {
     l.scheduler += "  batch_wait_timeout_iters: 20\n  batch_wait_max_tokens_ratio: 0.9\n";

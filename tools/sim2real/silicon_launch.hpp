@@ -17,7 +17,12 @@ struct ServerLaunch {
   std::string graph_mode = "piecewise";
   std::int64_t graph_max_tokens = 0;
   std::string scheduler;  // a `scheduler:` section, YAML block text
-  std::string client;     // `client:` and `lengths:` lines of the workload section
+  // Its limits as numbers: the token budget, seats, model length and memory fraction.
+  std::int64_t tokens = 0;
+  std::int64_t seqs = 0;
+  std::int64_t max_model_len = 0;
+  double memory_fraction = 0;
+  std::string client;  // `client:` and `lengths:` lines of the workload section
 };
 
 // The launch of `row` (backend vllm, sglang or trtllm) on `gpu`, serving `model` at `precision`
