@@ -131,6 +131,17 @@ double LayerPricer::mla_qkv_ns(double tokens, bool graph, double* nj) const {
   return t;
 }
 
+double LayerPricer::with_linear(ProjOp op, double tokens, bool graph, double full,
+                                double* nj) const {
+  double e = 0;
+  const GemmShape g = shapes_.linear_gemm(op, tokens);
+  const double linear =
+      model_->fp8_skips_attention ? unquantized_gemm(g, graph, &e) : gemm(g, graph, &e);
+  const double f = shapes_.linear_share;
+  if (nj != nullptr) *nj = (1 - f) * *nj + f * e;
+  return (1 - f) * full + f * linear;
+}
+
 double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph, double* nj) const {
   const bool attention = op == ProjOp::kQkv || op == ProjOp::kO;
   double e = 0;  // this op's energy, mixed across layer kinds as its time is
@@ -139,6 +150,7 @@ double LayerPricer::proj_ns(ProjOp op, double tokens, bool graph, double* nj) co
              : attention && model_->fp8_skips_attention
                  ? unquantized_gemm(shapes_.expert_gemm(op, tokens), graph, en)
                  : gemm(shapes_.expert_gemm(op, tokens), graph, en);
+  if (attention && shapes_.linear_share > 0) t = with_linear(op, tokens, graph, t, en);
   if (shapes_.experts > 0 && op == ProjOp::kGateUp) {
     t += unquantized_gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph, en);  // router
   }
@@ -308,9 +320,14 @@ LayerPricer::LayerCost LayerPricer::group_side_ns(double tokens, bool graph) con
   const bool fp8_attn = model_->fp8_skips_attention;
   for (const ProjOp op : {ProjOp::kQkv, ProjOp::kO}) {
     const GemmShape g = shapes_.gemm(op, tokens);
-    c.gemm += op == ProjOp::kQkv && shapes_.mla_latent > 0 ? mla_qkv_ns(tokens, graph, nj)
-              : fp8_attn                                   ? unquantized_gemm(g, graph, nj)
-                                                           : gemm(g, graph, nj);
+    double e = 0;
+    double* en = nj != nullptr ? &e : nullptr;
+    double t = op == ProjOp::kQkv && shapes_.mla_latent > 0 ? mla_qkv_ns(tokens, graph, en)
+               : fp8_attn                                   ? unquantized_gemm(g, graph, en)
+                                                            : gemm(g, graph, en);
+    if (shapes_.linear_share > 0) t = with_linear(op, tokens, graph, t, en);
+    c.gemm += t;
+    c.energy_nj += e;
   }
   // The MLP work a group runs on its own tokens, in the share of layers it belongs to: the
   // router and shared expert of an MoE layer, the whole MLP of a dense one.

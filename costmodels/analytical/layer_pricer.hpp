@@ -173,6 +173,9 @@ class LayerPricer {
   // gemm_ns, or gemm_under_cap when capped.
   double gemm_at(const GemmShape& g, double wbytes, double peak, bool graph, double* nj) const;
   double gemm(const GemmShape& g, bool graph, double* nj) const;
+  // A projection of the mean layer of a hybrid model: `full`, a full-attention layer's time
+  // (its energy in `nj`), mixed by their shares with the linear-attention layer's (and `nj` so).
+  double with_linear(ProjOp op, double tokens, bool graph, double full, double* nj) const;
   // MLA's three QKV GEMMs (LayerShapes::mla_qkv_gemms).
   double mla_qkv_ns(double tokens, bool graph, double* nj) const;
   // A GEMM whose weights FP8 checkpoints leave in bf16 (LM head, MoE router: the usual

@@ -49,6 +49,28 @@ AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
     w.decode_flops = (1 - f) * w.decode_flops + f * win.decode_flops;
     w.decode_bytes = (1 - f) * w.decode_bytes + f * win.decode_bytes;
   }
+  if (s.linear_share > 0) {
+    // A linear-attention layer (Gated DeltaNet) reads and writes each request's state once per
+    // step. Per token and value head, decode updates the key dim × value dim state and reads
+    // it out (6 FLOPs per element); chunked prefill (chunks of 64) adds the chunk's
+    // attention-like products, 2 · 64 · (key dim + value dim).
+    const double kd = s.linear_key_dim;
+    const double vd = s.linear_value_dim;
+    const double state_bytes = 2 * s.linear_state * kv_dtype_bytes;
+    const double io = (s.linear_in_width + s.linear_out_width) * 2;  // bf16 inputs and output
+    AttentionWork lin;
+    const double prefill_tokens = static_cast<double>(batch.prefill_tokens());
+    lin.prefill_flops = prefill_tokens * s.linear_value_heads * (6 * kd * vd + 2 * 64 * (kd + vd));
+    lin.prefill_bytes =
+        static_cast<double>(batch.prefills.size()) * state_bytes + prefill_tokens * io;
+    lin.decode_flops = decodes * s.linear_value_heads * 6 * kd * vd;
+    lin.decode_bytes = decodes * (state_bytes + io);
+    const double f = s.linear_share;
+    w.prefill_flops = (1 - f) * w.prefill_flops + f * lin.prefill_flops;
+    w.prefill_bytes = (1 - f) * w.prefill_bytes + f * lin.prefill_bytes;
+    w.decode_flops = (1 - f) * w.decode_flops + f * lin.decode_flops;
+    w.decode_bytes = (1 - f) * w.decode_bytes + f * lin.decode_bytes;
+  }
   return w;
 }
 

@@ -10,7 +10,8 @@ namespace servesim {
 // ones attends to ctx + (c+1)/2 keys on average. Bytes count K and V read once per request
 // (flash attention streams them) plus Q read and O written. With sliding-window layers the work
 // is the mean layer's: a windowed layer attends to at most the window's keys (the chunk's own
-// included) and reads only those.
+// included) and reads only those; with linear-attention layers, the mean of a full layer's and a
+// linear layer's (its state read and written once per request per step; attention_work.cpp).
 struct AttentionWork {
   double prefill_flops = 0;
   double prefill_bytes = 0;

@@ -18,11 +18,23 @@ LayerShapes LayerShapes::make(const ModelSpec& model, int gpus, int attention_dp
                                   : static_cast<double>(model.hidden_size) / model.num_heads;
   s.q_heads = shard(model.num_heads, tp);
   s.kv_heads = shard(model.num_kv_heads > 0 ? model.num_kv_heads : model.num_heads, tp);
-  s.qkv_width = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
+  // A gated output doubles the query projection (query and gate).
+  s.qkv_width = ((model.attention_output_gate ? 2 : 1) * s.q_heads + 2 * s.kv_heads) * s.head_dim;
   s.attn_width = s.q_heads * s.head_dim;
   s.mla_latent = model.kv_lora_rank;
   s.mla_rope = model.qk_rope_head_dim;
   s.mla_q_lora = model.q_lora_rank;
+  if (model.full_attention_interval > 0) {
+    s.linear_share = static_cast<double>(model.linear_layers()) / model.num_layers;
+    const double kh = shard(model.linear_key_heads, tp);
+    const double vh = shard(model.linear_value_heads, tp);
+    s.linear_value_heads = vh;
+    s.linear_key_dim = model.linear_key_head_dim;
+    s.linear_value_dim = model.linear_value_head_dim;
+    s.linear_in_width = 2 * kh * s.linear_key_dim + 2 * vh * s.linear_value_dim + 2 * vh;
+    s.linear_out_width = vh * s.linear_value_dim;
+    s.linear_state = model.linear_state_elems() / tp;
+  }
   if (model.sliding_window > 0) {
     s.window = model.sliding_window;
     s.window_share = static_cast<double>(model.sliding_layers()) / model.num_layers;
@@ -66,6 +78,11 @@ std::array<GemmShape, 3> LayerShapes::mla_qkv_gemms(double tokens) const {
   return {GemmShape{tokens, hidden, down, 1},
           GemmShape{tokens, mla_q_lora > 0 ? mla_q_lora : hidden, q_heads * qk, 1},
           GemmShape{tokens, mla_latent, q_heads * 2 * head_dim, 1}};
+}
+
+GemmShape LayerShapes::linear_gemm(ProjOp op, double tokens) const {
+  if (op == ProjOp::kO) return {tokens, linear_out_width, hidden, 1};
+  return {tokens, hidden, linear_in_width, 1};
 }
 
 GemmShape LayerShapes::dense_mlp_gemm(ProjOp op, double tokens) const {

@@ -51,6 +51,17 @@ struct LayerShapes {
   // Sliding-window attention: the window (tokens) and the share of layers with it (0: none).
   double window = 0;
   double window_share = 0;
+  // Hybrid linear attention: the share of linear-attention layers (0: none), their input
+  // projection's width per GPU (q, k, v, z and the beta/alpha gates), output projection's input
+  // width, and recurrent state per request (elements per GPU: this GPU's value heads' key dim ×
+  // value dim), with their value heads and head dims.
+  double linear_share = 0;
+  double linear_in_width = 0;
+  double linear_out_width = 0;
+  double linear_state = 0;
+  double linear_value_heads = 0;
+  double linear_key_dim = 0;
+  double linear_value_dim = 0;
   double inter = 0;     // per GPU, per expert
   double up_width = 0;  // 2·inter when gated
   double experts = 0;   // 0 for dense; all of them (each rank holds experts / ep)
@@ -71,6 +82,8 @@ struct LayerShapes {
   // values. Decode runs the last one absorbed into the query and output (the same FLOPs per
   // token: 2 · heads · kv_lora_rank · 2 · head_dim); prefill on the chunk's latents.
   std::array<GemmShape, 3> mla_qkv_gemms(double tokens) const;
+  // A linear-attention layer's input (op kQkv) or output (kO) projection.
+  GemmShape linear_gemm(ProjOp op, double tokens) const;
   // MoE: the GEMMs of one expert rank when `tokens` tokens (all the ranks' together) are routed,
   // as the tokens routed to each of its active experts and the number of active experts.
   GemmShape expert_gemm(ProjOp op, double tokens) const;

@@ -381,6 +381,13 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
                 "q_lora_rank",
                 "sliding_window",
                 "sliding_window_pattern",
+                "full_attention_interval",
+                "linear_key_heads",
+                "linear_value_heads",
+                "linear_key_head_dim",
+                "linear_value_head_dim",
+                "linear_conv_kernel",
+                "attention_output_gate",
                 "fp8_skips_attention",
                 "source"});
   ModelSpec m;
@@ -444,6 +451,26 @@ ModelSpec Catalog::load_model(const ConfigNode& f) {
   m.q_lora_rank = get_count(f, "q_lora_rank", 0);
   m.sliding_window = get_count(f, "sliding_window", 0);
   m.sliding_window_pattern = get_count(f, "sliding_window_pattern", m.sliding_window > 0 ? 1 : 0);
+  m.full_attention_interval = get_count(f, "full_attention_interval", 0);
+  m.attention_output_gate = f.get_bool("attention_output_gate", false);
+  if (m.full_attention_interval > 0) {
+    // Every dimension of the linear-attention layers is needed to price them.
+    for (const auto& [key, field] : {std::pair{"linear_key_heads", &m.linear_key_heads},
+                                     {"linear_value_heads", &m.linear_value_heads},
+                                     {"linear_key_head_dim", &m.linear_key_head_dim},
+                                     {"linear_value_head_dim", &m.linear_value_head_dim},
+                                     {"linear_conv_kernel", &m.linear_conv_kernel}}) {
+      if (!f.has(key)) {
+        f.fail(fmt::format("full_attention_interval makes linear-attention layers: give {}", key));
+      }
+      *field = get_count(f, key);
+    }
+  } else {
+    for (const char* key : {"linear_key_heads", "linear_value_heads", "linear_key_head_dim",
+                            "linear_value_head_dim", "linear_conv_kernel"}) {
+      if (f.has(key)) f.at(key).fail("linear-attention dimensions need full_attention_interval");
+    }
+  }
   if (m.sliding_window_pattern > 0 && m.sliding_window == 0) {
     f.at("sliding_window_pattern").fail("a sliding-window pattern needs sliding_window > 0");
   }

@@ -51,7 +51,8 @@ double ModelSpec::attention_params_per_layer() const {
   }
   const double q_width = static_cast<double>(num_heads) * head_dim;
   const double kv_width = static_cast<double>(num_kv_heads) * head_dim;
-  return h * q_width + 2.0 * h * kv_width + q_width * h;
+  const double q_out = attention_output_gate ? 2 * q_width : q_width;
+  return h * q_out + 2.0 * h * kv_width + q_width * h;
 }
 
 double ModelSpec::layer_params(bool moe) const {
@@ -72,13 +73,42 @@ double ModelSpec::num_params() const {
   const int moe = moe_layers();
   const double embeddings =
       static_cast<double>(vocab_size) * hidden_size * (tie_word_embeddings ? 1 : 2);
-  return moe * layer_params(true) + (num_layers - moe) * layer_params(false) + embeddings;
+  const double linear =
+      full_attention_interval > 0
+          ? linear_layers() * (linear_attention_params() - attention_params_per_layer())
+          : 0.0;
+  return moe * layer_params(true) + (num_layers - moe) * layer_params(false) + embeddings + linear;
 }
 
 int ModelSpec::sliding_layers() const {
   int n = 0;
   for (int i = 0; i < num_layers; ++i) n += is_sliding_layer(i) ? 1 : 0;
   return n;
+}
+
+int ModelSpec::linear_layers() const {
+  int n = 0;
+  for (int i = 0; i < num_layers; ++i) n += is_linear_layer(i) ? 1 : 0;
+  return n;
+}
+
+double ModelSpec::linear_attention_params() const {
+  const double h = hidden_size;
+  const double keys = static_cast<double>(linear_key_heads) * linear_key_head_dim;
+  const double values = static_cast<double>(linear_value_heads) * linear_value_head_dim;
+  const double conv = (2 * keys + values) * linear_conv_kernel;
+  return h * (2 * keys + 2 * values + 2.0 * linear_value_heads) + conv + values * h;
+}
+
+double ModelSpec::linear_state_elems() const {
+  const double keys = static_cast<double>(linear_key_heads) * linear_key_head_dim;
+  const double values = static_cast<double>(linear_value_heads) * linear_value_head_dim;
+  return static_cast<double>(linear_value_heads) * linear_key_head_dim * linear_value_head_dim +
+         (2 * keys + values) * std::max(0, linear_conv_kernel - 1);
+}
+
+double ModelSpec::attention_params_at(int layer) const {
+  return is_linear_layer(layer) ? linear_attention_params() : attention_params_per_layer();
 }
 
 int ModelSpec::moe_layers() const {
@@ -93,9 +123,13 @@ int ModelSpec::moe_layers() const {
 
 double ModelSpec::unquantized_params() const {
   const int moe = moe_layers();
+  const double linear =
+      full_attention_interval > 0 && fp8_skips_attention
+          ? linear_layers() * (linear_attention_params() - attention_params_per_layer())
+          : 0.0;
   return static_cast<double>(vocab_size) * hidden_size * (tie_word_embeddings ? 1 : 2) +
          moe * layer_unquantized_params(true) +
-         (num_layers - moe) * layer_unquantized_params(false);
+         (num_layers - moe) * layer_unquantized_params(false) + linear;
 }
 
 double ModelSpec::weight_bytes(Precision p) const {

@@ -164,6 +164,20 @@ struct ModelSpec {
   // layers 0, 2, 4, … slide); 1: every layer slides; 0 or no window: none.
   int sliding_window = 0;
   int sliding_window_pattern = 0;
+  // Hybrid linear attention (Qwen3-Next, Qwen3.5: Gated DeltaNet): every
+  // full_attention_interval-th layer has full attention, the others a linear-attention layer
+  // with `linear_key_heads` and `linear_value_heads` heads of the given widths, a causal
+  // convolution of `linear_conv_kernel` taps over q, k and v, and a recurrent state of value
+  // heads × key dim × value dim per request instead of a KV cache. 0: no linear layers.
+  int full_attention_interval = 0;
+  int linear_key_heads = 0;
+  int linear_value_heads = 0;
+  int linear_key_head_dim = 0;
+  int linear_value_head_dim = 0;
+  int linear_conv_kernel = 0;
+  // The full-attention query projection also yields a sigmoid gate on the output (HF
+  // attn_output_gate: q_proj twice as wide).
+  bool attention_output_gate = false;
   // FP8 checkpoints of this model keep the attention q/k/v/o projections in bf16 (as
   // compressed-tensors recipes that quantize only the MLP/experts do).
   bool fp8_skips_attention = false;
@@ -177,6 +191,20 @@ struct ModelSpec {
   }
   // Layers with a sliding window.
   int sliding_layers() const;
+  // Whether layer i (0-based) is a linear-attention layer (all but every
+  // full_attention_interval-th), and how many are.
+  bool is_linear_layer(int i) const {
+    return full_attention_interval > 0 && (i + 1) % full_attention_interval != 0;
+  }
+  int linear_layers() const;
+  // The weights of one linear-attention layer: the q/k/v/z and beta/alpha input projections,
+  // the convolution and the output projection.
+  double linear_attention_params() const;
+  // The recurrent state of one linear-attention layer per request (elements), whole: the value
+  // heads' key dim × value dim matrices and the convolution's last kernel − 1 inputs.
+  double linear_state_elems() const;
+  // The attention weights of layer i: its linear-attention layer's or attention_params_per_layer.
+  double attention_params_at(int layer) const;
   // Layers with routed experts: every moe_layer_interval-th layer (HF interleave_moe_layer_step:
   // layers s−1, 2s−1, …), all of them when the interval is 1, past the first_dense_layers; 0 for
   // a dense model.

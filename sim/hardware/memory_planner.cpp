@@ -10,19 +10,36 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // (vLLM reports ~0.5–1.5 GiB of non-torch memory on H100); midpoint.
 constexpr double kFixedOverheadBytes = 1.0 * kGiB;
 
-// The sliding-window layers among `count` layers from `first`: each holds at most the window
-// and the block being filled per request, whatever the context (vLLM's hybrid KV cache manager
-// frees their blocks beyond the window), so they are reserved per seat (max_num_seqs) and the
-// blocks count the full-attention layers alone.
-struct SlidingKv {
+// The layers among `count` from `first` whose cache does not grow with the context, and what
+// they hold per seat on one GPU: a sliding-window layer at most the window and the block being
+// filled (vLLM's hybrid KV cache manager frees its blocks beyond the window), a linear-attention
+// layer its recurrent state (`linear_state_bytes`, the GPU's share). They are reserved per seat
+// (max_num_seqs) and the blocks count the full-attention layers alone.
+// One GPU's share of a linear-attention layer's state per request: its value heads sharded over
+// the `attention_tp` GPUs of its group, held in the KV cache's element size.
+double linear_state_bytes(const ModelSpec& m, const ReplicaSpec& r, double attention_tp) {
+  return m.linear_state_elems() / attention_tp * r.kv_dtype_bytes;
+}
+
+struct SeatKv {
   int layers = 0;
+  double seat_bytes = 0;
 };
-SlidingKv sliding_kv(const ModelSpec& m, int first, int count) {
-  SlidingKv k;
-  for (int i = first; i < first + count; ++i) k.layers += m.is_sliding_layer(i) ? 1 : 0;
-  // A stage of sliding layers alone has no full-attention layer to count blocks by: its blocks
-  // hold every layer's tokens, as a cache without the window would.
-  if (k.layers == count) k.layers = 0;
+SeatKv seat_kv(const ModelSpec& m, int first, int count, double kv_per_layer_token,
+               std::int32_t block_size, double linear_state_bytes) {
+  SeatKv k;
+  for (int i = first; i < first + count; ++i) {
+    if (m.is_linear_layer(i)) {
+      ++k.layers;
+      k.seat_bytes += linear_state_bytes;
+    } else if (m.is_sliding_layer(i)) {
+      ++k.layers;
+      k.seat_bytes += kv_per_layer_token * (m.sliding_window + block_size);
+    }
+  }
+  // A stage without a full-attention layer has none to count blocks by: its blocks hold every
+  // layer's tokens, as a cache without windows or states would.
+  if (k.layers == count) k = SeatKv{};
   return k;
 }
 }  // namespace
@@ -52,8 +69,9 @@ MemoryPlan plan_moe_parallel(const ReplicaSpec& replica, double utilization,
   const double quantized_bf16 = wb < 2 ? 2.0 : wb;  // what checkpoints leave in bf16
   const double h = m.hidden_size;
   const double matrices = m.gated_mlp ? 3.0 : 2.0;
-  const double attn =
-      m.attention_params_per_layer() * (m.fp8_skips_attention ? quantized_bf16 : wb) / a;
+  const double attn_bytes = m.fp8_skips_attention ? quantized_bf16 : wb;
+  const double attn = m.attention_params_per_layer() * attn_bytes / a;
+  const double linear_attn = m.linear_attention_params() * attn_bytes / a;
   const double moe_layer = attn + m.num_experts * matrices * h * m.intermediate_size * wb / tp +
                            h * m.num_experts * quantized_bf16 +
                            matrices * h * m.shared_expert_intermediate * wb / a;
@@ -82,16 +100,16 @@ MemoryPlan plan_moe_parallel(const ReplicaSpec& replica, double utilization,
     p.stage = static_cast<int>(s);
     p.weight_bytes = first && last ? tables : (first || last ? table : 0.0);
     for (int i = first_layer; i < first_layer + stages[s]; ++i) {
-      p.weight_bytes += m.is_moe_layer(i) ? moe_layer : dense_layer;
+      p.weight_bytes += (m.is_moe_layer(i) ? moe_layer : dense_layer) +
+                        (m.is_linear_layer(i) ? linear_attn - attn : 0.0);
     }
     first_layer += stages[s];
     p.activation_bytes = act + (last ? logits : 0.0) + kFixedOverheadBytes;
-    const SlidingKv sliding = sliding_kv(m, first_layer - stages[s], stages[s]);
-    p.block_bytes = (stages[s] - sliding.layers) * kv_per_layer_token * block_size;
-    const double window_bytes =
-        sliding.layers * kv_per_layer_token * (m.sliding_window + block_size) * max_num_seqs / d;
-    const double available =
-        utilization * p.gpu_bytes - p.weight_bytes - p.activation_bytes - window_bytes;
+    const SeatKv seats = seat_kv(m, first_layer - stages[s], stages[s], kv_per_layer_token,
+                                 block_size, linear_state_bytes(m, replica, a));
+    p.block_bytes = (stages[s] - seats.layers) * kv_per_layer_token * block_size;
+    const double available = utilization * p.gpu_bytes - p.weight_bytes - p.activation_bytes -
+                             seats.seat_bytes * max_num_seqs / d;
     p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
     if (p.num_blocks > 0) p.num_blocks *= replica.attention_dp;
     if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
@@ -120,7 +138,11 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
   auto layer_bytes = [&m, wb](int i) {
     const bool moe = m.is_moe_layer(i);
     const double bf16 = wb < 2 ? m.layer_unquantized_params(moe) : 0.0;
-    return (m.layer_params(moe) - bf16) * wb + bf16 * 2;
+    const double bytes = (m.layer_params(moe) - bf16) * wb + bf16 * 2;
+    if (!m.is_linear_layer(i)) return bytes;
+    // A linear-attention layer in place of the full attention layer_params counts.
+    const double linear = m.linear_attention_params() - m.attention_params_per_layer();
+    return bytes + linear * (wb < 2 && m.fp8_skips_attention ? 2.0 : wb);
   };
   const double act_dtype = 2.0;
   const double tokens = max_num_batched_tokens;
@@ -155,11 +177,11 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
     first_layer += stages[s];
     p.weight_bytes = stage_bytes / tp;
     p.activation_bytes = tokens * per_token + (last ? logits : 0.0) + kFixedOverheadBytes;
-    const SlidingKv sliding = sliding_kv(m, first_layer - stages[s], stages[s]);
-    p.block_bytes = (stages[s] - sliding.layers) * kv_per_layer_token * block_size;
-    const double available =
-        gpu_memory_utilization * gpu_bytes - p.weight_bytes - p.activation_bytes -
-        sliding.layers * kv_per_layer_token * (m.sliding_window + block_size) * max_num_seqs;
+    const SeatKv seats = seat_kv(m, first_layer - stages[s], stages[s], kv_per_layer_token,
+                                 block_size, linear_state_bytes(m, replica, tp));
+    p.block_bytes = (stages[s] - seats.layers) * kv_per_layer_token * block_size;
+    const double available = gpu_memory_utilization * gpu_bytes - p.weight_bytes -
+                             p.activation_bytes - seats.seat_bytes * max_num_seqs;
     p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
     if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
   }

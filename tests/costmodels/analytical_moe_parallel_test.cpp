@@ -245,3 +245,57 @@ TEST_CASE("sliding-window layers attend to and cache only the window",
                       47.0 * kv * (128 + 16) * 64;
   CHECK(p.num_blocks == static_cast<std::int64_t>(std::floor(free / p.block_bytes)));
 }
+
+TEST_CASE("a hybrid model's linear-attention layers hold a state per request, not a KV cache",
+          "[costmodels][analytical][moe]") {
+  // Qwen3.5-397B-A17B (configs/models/Qwen/Qwen3.5-397B-A17B.yaml).
+  ModelSpec m;
+  m.name = "test/qwen3.5-397b-a17b";
+  m.num_layers = 60;
+  m.hidden_size = 4096;
+  m.num_heads = 32;
+  m.num_kv_heads = 2;
+  m.head_dim = 256;
+  m.intermediate_size = 1024;
+  m.vocab_size = 248320;
+  m.num_experts = 512;
+  m.experts_per_token = 10;
+  m.shared_expert_intermediate = 1024;
+  m.full_attention_interval = 4;
+  m.attention_output_gate = true;
+  m.linear_key_heads = 16;
+  m.linear_value_heads = 64;
+  m.linear_key_head_dim = 128;
+  m.linear_value_head_dim = 128;
+  m.linear_conv_kernel = 4;
+  CHECK(m.linear_layers() == 45);
+  CHECK_FALSE(m.is_linear_layer(3));
+  // State: 64 value heads of 128 × 128, and the convolution's last 3 inputs of q, k and v.
+  CHECK(m.linear_state_elems() == 64.0 * 128 * 128 + (2 * 16 * 128 + 64 * 128) * 3);
+  // Gated full attention: q and gate 2 · 32 · 256, k and v 2 · 2 · 256, o 32 · 256.
+  CHECK(m.attention_params_per_layer() == 4096.0 * (2 * 8192 + 1024) + 8192.0 * 4096);
+  CHECK(m.linear_attention_params() ==
+        4096.0 * (2 * 2048 + 2 * 8192 + 128) + (2 * 2048 + 8192) * 4 + 8192.0 * 4096);
+  CHECK(m.num_params() == Approx(397e9).epsilon(0.005));
+  // On TP 8: KV blocks count the 15 full layers (2 KV heads over 8 GPUs: one each); each seat
+  // holds 45 layers' state, an eighth of each on every GPU, in the cache's bf16.
+  GpuSpec gpu = testing::h100_like();
+  gpu.memory_gb = 180;
+  ReplicaSpec r = testing::replica_of(gpu, m, 8);
+  r.weights = Precision::kFp8;
+  const MemoryPlan p = plan_kv_memory(r, 0.9, 16, 8192, 32);
+  CHECK(p.block_bytes == Approx(15.0 * 2 * 1 * 256 * 2 * 16));
+  const double seat = 45 * m.linear_state_elems() / 8 * 2;
+  const double free =
+      0.9 * gpu.device_memory_bytes() - p.weight_bytes - p.activation_bytes - seat * 32;
+  CHECK(p.num_blocks == static_cast<std::int64_t>(std::floor(free / p.block_bytes)));
+  // A decode step reads and writes each request's state in the linear layers.
+  const LayerShapes s = LayerShapes::make(m, 8);
+  CHECK(s.linear_share == Approx(0.75));
+  BatchShape b;
+  b.decode_contexts = {4095};
+  const AttentionWork w = AttentionWork::of(b, s, 2);
+  const double full = 4096.0 * 2 * 1 * 256 * 2 + 2 * 4 * 256 * 2;
+  const double linear = 2 * m.linear_state_elems() / 8 * 2 + (s.linear_in_width + 1024) * 2;
+  CHECK(w.decode_bytes == Approx(0.25 * full + 0.75 * linear));
+}
