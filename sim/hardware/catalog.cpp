@@ -14,6 +14,7 @@
 
 #include "sim/config/input_error.hpp"
 #include "sim/config/suggest.hpp"
+#include "sim/hardware/hf_config.hpp"
 
 namespace servesim {
 
@@ -229,6 +230,20 @@ const GpuSpec& Catalog::gpu(const std::string& name, const ConfigNode& where) {
 }
 
 const ModelSpec& Catalog::model(const std::string& name, const ConfigNode& where) {
+  if (name.ends_with(".json")) {
+    // A Hugging Face config.json, relative to the config that names it.
+    std::filesystem::path p(name);
+    if (p.is_relative()) p = std::filesystem::path(where.base_dir()) / p;
+    const std::string path = p.lexically_normal().string();
+    if (!std::filesystem::exists(path)) {
+      where.fail(fmt::format("no such file '{}' (expected a Hugging Face config.json)", path));
+    }
+    const std::lock_guard lock(*mutex_);
+    if (auto hit = models_.find(path); hit != models_.end()) return *hit->second;
+    model_store_.push_back(load_model(ConfigNode::parse(hf_config_yaml(path), path)));
+    models_[path] = &model_store_.back();
+    return model_store_.back();
+  }
   auto it = model_files_.find(name);
   if (it == model_files_.end()) {
     for (auto j = model_files_.begin(); j != model_files_.end(); ++j) {

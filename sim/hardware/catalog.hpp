@@ -34,6 +34,8 @@ class Catalog {
 
   // `where` positions the error when the name is unknown (the error lists the known names).
   const GpuSpec& gpu(const std::string& name, const ConfigNode& where);
+  // A model is a Hugging Face id with a catalog file, or a path ending in .json to the model's
+  // config.json (relative to `where`'s file), read as hf_config_yaml writes it.
   const ModelSpec& model(const std::string& name, const ConfigNode& where);
   std::vector<std::string> gpu_names() const;
   std::vector<std::string> model_names() const;

@@ -277,6 +277,11 @@ nlohmann::json MetricsCollector::summary(const EngineTotals& totals, const Fleet
           {{"mean", energy_json(makespan_s > 0 ? e / makespan_s : 0.0)},
            {"peak", energy_json(std::max(r->peak_power_w, r->idle_w))},
            {"idle", energy_json(r->idle_w)}}}});
+    if (r->spec.moe_parallel()) {
+      // Only an MoE layout says them, so every other run's summary keeps its bytes.
+      replicas.back()["attention_dp"] = r->spec.attention_dp;
+      replicas.back()["ep"] = r->spec.moe_ep;
+    }
     if (r->role != ReplicaRole::kMixed) replicas.back()["role"] = role_name(r->role);
     if (r->kv.prefix_caching()) {
       // Admission lookups over the run: cacheable blocks looked up, found, and cached blocks

@@ -202,12 +202,15 @@ std::string format_summary_table(const nlohmann::json& s) {
   }
   for (const auto& r : s["replicas"]) {
     const int pp = r["pp"].get<int>();
-    out +=
-        fmt::format("replica {:<3} {:<10} tp{}{} {:<8} kv {:>7} blocks  steps {:>8}  busy {:.1f}%",
-                    r["id"].get<int>(), r["gpu"].get<std::string>(), r["tp"].get<int>(),
-                    pp > 1 ? fmt::format(" pp{}", pp) : "", r["scheduler"].get<std::string>(),
-                    r["kv_blocks"].get<std::int64_t>(), r["steps"].get<std::int64_t>(),
-                    100.0 * r["busy_fraction"].get<double>());
+    out += fmt::format(
+        "replica {:<3} {:<10} tp{}{} {:<8} kv {:>7} blocks  steps {:>8}  busy {:.1f}%",
+        r["id"].get<int>(), r["gpu"].get<std::string>(), r["tp"].get<int>(),
+        (r.contains("attention_dp")
+             ? fmt::format(" dp{} ep{}", r["attention_dp"].get<int>(), r["ep"].get<int>())
+             : std::string()) +
+            (pp > 1 ? fmt::format(" pp{}", pp) : ""),
+        r["scheduler"].get<std::string>(), r["kv_blocks"].get<std::int64_t>(),
+        r["steps"].get<std::int64_t>(), 100.0 * r["busy_fraction"].get<double>());
     if (r.contains("prefix_cache")) {
       const auto& p = r["prefix_cache"];
       const std::string rate = number_or_na(p["hit_rate"], 1, 100);

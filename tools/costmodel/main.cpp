@@ -5,10 +5,12 @@
 //   costmodel crossval --profiles DIR --gpu GPU [--json]
 //   costmodel network  [--profiles DIR] --gpu GPU
 //   costmodel predict  --gpu GPU --model M [--tp N] --tokens N [--decodes N --context N]
+//   costmodel import-model CONFIG_JSON [--name ORG/NAME] [--out FILE]
 //   costmodel transfer --profiles DIR --home a100 --target h100 [--model M] [--json]
 //   costmodel ledger   --profiles DIR --home a100 --target h100 [--model M] [--json]
 // Exit codes: 0 ok, 1 bad input, 2 usage.
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +20,7 @@
 
 #include "costmodels/rf/rf_cache.hpp"
 #include "sim/config/input_error.hpp"
+#include "sim/hardware/hf_config.hpp"
 #include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
 #include "tools/common/tool_main.hpp"
@@ -144,6 +147,19 @@ int main(int argc, char** argv) {
       ->add_option("--cap-sweeps", args.cap_sweeps,
                    "measured cap sweeps of --bands (default data/measured/cap_sweeps.yaml)")
       ->check(CLI::ExistingFile);
+  std::string import_path;
+  std::string import_name;
+  std::string import_out;
+  auto* import_model = app.add_subcommand(
+      "import-model",
+      "write a model's catalog YAML (configs/models/<org>/<name>.yaml) from its Hugging Face "
+      "config.json");
+  import_model->add_option("config", import_path, "the model's config.json")
+      ->required()
+      ->check(CLI::ExistingFile);
+  import_model->add_option("--name", import_name,
+                           "the model's Hugging Face id (default: the file's _name_or_path)");
+  import_model->add_option("--out", import_out, "write the YAML here instead of printing it");
   auto* predict = app.add_subcommand("predict", "price one batch and print its breakdown");
   add_common(predict, {.profiles = false});
   predict->add_option("--tp", args.tp, "tensor-parallel degree")
@@ -301,6 +317,16 @@ int main(int argc, char** argv) {
     if (*network) out = servesim::run_network(args);
     if (*kv_transfer) out = servesim::run_kv_transfer(args);
     if (*predict) out = servesim::run_predict(args);
+    if (*import_model) {
+      out = servesim::hf_config_yaml(import_path, import_name);
+      if (!import_out.empty()) {
+        std::ofstream f(import_out);
+        if (!(f << out)) {
+          throw servesim::InputError(fmt::format("{}: cannot write (--out)", import_out));
+        }
+        out = fmt::format("wrote {}\n", import_out);
+      }
+    }
     if (*power) out = servesim::run_power(args);
     if (*place) out = servesim::run_place(args);
     if (*transfer) {
