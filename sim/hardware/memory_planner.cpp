@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace servesim {
 namespace {
@@ -10,17 +11,17 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // (vLLM reports ~0.5–1.5 GiB of non-torch memory on H100); midpoint.
 constexpr double kFixedOverheadBytes = 1.0 * kGiB;
 
-// The layers among `count` from `first` whose cache does not grow with the context, and what
-// they hold per seat on one GPU: a sliding-window layer at most the window and the block being
-// filled (vLLM's hybrid KV cache manager frees its blocks beyond the window), a linear-attention
-// layer its recurrent state (`linear_state_bytes`, the GPU's share). They are reserved per seat
-// (max_num_seqs) and the blocks count the full-attention layers alone.
 // One GPU's share of a linear-attention layer's state per request: its value heads sharded over
 // the `attention_tp` GPUs of its group, held in the KV cache's element size.
 double linear_state_bytes(const ModelSpec& m, const ReplicaSpec& r, double attention_tp) {
   return m.linear_state_elems() / attention_tp * r.kv_dtype_bytes;
 }
 
+// The layers among `count` from `first` whose cache does not grow with the context, and what
+// they hold per seat on one GPU: a sliding-window layer at most the window and the block being
+// filled (vLLM's hybrid KV cache manager frees its blocks beyond the window), a linear-attention
+// layer its recurrent state (`linear_state_bytes`, the GPU's share). They are reserved per seat
+// (max_num_seqs) and the blocks count the full-attention layers alone.
 struct SeatKv {
   int layers = 0;
   double seat_bytes = 0;
@@ -53,6 +54,52 @@ std::vector<int> pp_stage_layers(int layers, int pp) {
 
 namespace {
 
+// What one GPU of a replica holds beside its KV cache, for the stage loop both layouts share.
+// Weights: a stage's `tables` (the embedding and LM head it holds, one `table` each) and its
+// layers' `layer_bytes`, summed and divided by `divisor` (tp where the sums are the replica's, 1
+// where they are one GPU's already). Each of `groups` attention groups keeps its own cache, its
+// seats max_num_seqs / groups.
+struct GpuShare {
+  std::function<double(int)> layer_bytes;
+  double table = 0;
+  double tables = 0;
+  double divisor = 1;
+  double activation = 0;  // beside the logits
+  double logits = 0;      // the sampler's, on the last stage
+  double kv_per_layer_token = 0;
+  double linear_state = 0;  // one GPU's state bytes per request per linear-attention layer
+  int groups = 1;
+};
+
+MemoryPlan plan_stages(const ReplicaSpec& replica, const GpuShare& g, double utilization,
+                       std::int32_t block_size, std::int32_t max_num_seqs) {
+  const ModelSpec& m = *replica.model;
+  const std::vector<int> stages = pp_stage_layers(m.num_layers, replica.pp);
+  MemoryPlan plan;
+  int first_layer = 0;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const bool first = s == 0;
+    const bool last = s + 1 == stages.size();
+    MemoryPlan p;
+    p.gpu_bytes = replica.gpu->device_memory_bytes();
+    p.stage = static_cast<int>(s);
+    double stage_bytes = first && last ? g.tables : (first || last ? g.table : 0.0);
+    for (int i = first_layer; i < first_layer + stages[s]; ++i) stage_bytes += g.layer_bytes(i);
+    p.weight_bytes = stage_bytes / g.divisor;
+    p.activation_bytes = g.activation + (last ? g.logits : 0.0) + kFixedOverheadBytes;
+    const SeatKv seats =
+        seat_kv(m, first_layer, stages[s], g.kv_per_layer_token, block_size, g.linear_state);
+    first_layer += stages[s];
+    p.block_bytes = (stages[s] - seats.layers) * g.kv_per_layer_token * block_size;
+    const double available = utilization * p.gpu_bytes - p.weight_bytes - p.activation_bytes -
+                             seats.seat_bytes * max_num_seqs / g.groups;
+    p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
+    if (p.num_blocks > 0) p.num_blocks *= g.groups;
+    if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
+  }
+  return plan;
+}
+
 // An MoE replica laid out by expert or attention data parallelism: each GPU holds its attention
 // group's share (tp / attention_dp) of the attention, dense and shared-expert weights and of the
 // embedding and LM head, 1 / tp of the routed experts (experts / ep, each sharded tp / ep ways),
@@ -76,45 +123,26 @@ MemoryPlan plan_moe_parallel(const ReplicaSpec& replica, double utilization,
                            h * m.num_experts * quantized_bf16 +
                            matrices * h * m.shared_expert_intermediate * wb / a;
   const double dense_layer = attn + matrices * h * m.dense_mlp_width() * wb / a;
-  const double table = static_cast<double>(m.vocab_size) * h * 2 / a;
-  const double tables = table * (m.tie_word_embeddings ? 1 : 2);
-  const double kv_per_layer_token =
-      m.kv_lora_rank > 0
-          ? m.kv_bytes_per_token_per_layer(replica.kv_dtype_bytes)
-          : 2.0 * std::ceil(m.num_kv_heads / a) * m.head_dim * replica.kv_dtype_bytes;
+  GpuShare g;
+  g.layer_bytes = [&](int i) {
+    return (m.is_moe_layer(i) ? moe_layer : dense_layer) +
+           (m.is_linear_layer(i) ? linear_attn - attn : 0.0);
+  };
+  g.table = static_cast<double>(m.vocab_size) * h * 2 / a;
+  g.tables = g.table * (m.tie_word_embeddings ? 1 : 2);
+  g.kv_per_layer_token = m.kv_lora_rank > 0 ? m.kv_bytes_per_token_per_layer(replica.kv_dtype_bytes)
+                                            : 2.0 * std::ceil(m.num_kv_heads / a) * m.head_dim *
+                                                  replica.kv_dtype_bytes;
   // Activations: a group's share of the step's tokens through attention, every token of the
   // step through the experts of a rank (its share of the routed rows).
   const double tokens = max_num_batched_tokens;
   const double expert_rows = tokens * std::min(m.num_experts, m.experts_per_token) / replica.moe_ep;
-  const double act = 2.0 * (tokens / d * 6.0 * h +
-                            expert_rows * matrices * m.intermediate_size / replica.moe_tp());
-  const double logits = static_cast<double>(max_num_seqs) / d * m.vocab_size * 4.0;
-  const std::vector<int> stages = pp_stage_layers(m.num_layers, replica.pp);
-  MemoryPlan plan;
-  int first_layer = 0;
-  for (std::size_t s = 0; s < stages.size(); ++s) {
-    const bool first = s == 0;
-    const bool last = s + 1 == stages.size();
-    MemoryPlan p;
-    p.gpu_bytes = replica.gpu->device_memory_bytes();
-    p.stage = static_cast<int>(s);
-    p.weight_bytes = first && last ? tables : (first || last ? table : 0.0);
-    for (int i = first_layer; i < first_layer + stages[s]; ++i) {
-      p.weight_bytes += (m.is_moe_layer(i) ? moe_layer : dense_layer) +
-                        (m.is_linear_layer(i) ? linear_attn - attn : 0.0);
-    }
-    first_layer += stages[s];
-    p.activation_bytes = act + (last ? logits : 0.0) + kFixedOverheadBytes;
-    const SeatKv seats = seat_kv(m, first_layer - stages[s], stages[s], kv_per_layer_token,
-                                 block_size, linear_state_bytes(m, replica, a));
-    p.block_bytes = (stages[s] - seats.layers) * kv_per_layer_token * block_size;
-    const double available = utilization * p.gpu_bytes - p.weight_bytes - p.activation_bytes -
-                             seats.seat_bytes * max_num_seqs / d;
-    p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
-    if (p.num_blocks > 0) p.num_blocks *= replica.attention_dp;
-    if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
-  }
-  return plan;
+  g.activation = 2.0 * (tokens / d * 6.0 * h +
+                        expert_rows * matrices * m.intermediate_size / replica.moe_tp());
+  g.logits = static_cast<double>(max_num_seqs) / d * m.vocab_size * 4.0;
+  g.linear_state = linear_state_bytes(m, replica, a);
+  g.groups = replica.attention_dp;
+  return plan_stages(replica, g, utilization, block_size, max_num_seqs);
 }
 
 }  // namespace
@@ -128,14 +156,14 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
   }
   const ModelSpec& m = *replica.model;
   const double tp = replica.tp;
-  const double gpu_bytes = replica.gpu->device_memory_bytes();
   // One vocab × hidden table: the embedding, or the LM head. One stage holding both keeps a
   // tied pair once; split over stages, the last holds its own copy (vLLM's ParallelLMHead).
   const double table = static_cast<double>(m.vocab_size) * m.hidden_size;
   const double tables = table * (m.tie_word_embeddings ? 1 : 2);
   // FP8 checkpoints leave embeddings, LM head and routers in bf16 (as the cost models price them).
   const double wb = replica.weight_bytes_per_param();
-  auto layer_bytes = [&m, wb](int i) {
+  GpuShare g;
+  g.layer_bytes = [&m, wb](int i) {
     const bool moe = m.is_moe_layer(i);
     const double bf16 = wb < 2 ? m.layer_unquantized_params(moe) : 0.0;
     const double bytes = (m.layer_params(moe) - bf16) * wb + bf16 * 2;
@@ -144,6 +172,9 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
     const double linear = m.linear_attention_params() - m.attention_params_per_layer();
     return bytes + linear * (wb < 2 && m.fp8_skips_attention ? 2.0 : wb);
   };
+  g.table = table * 2;
+  g.tables = tables * 2;
+  g.divisor = tp;
   const double act_dtype = 2.0;
   const double tokens = max_num_batched_tokens;
   // The widest MLP a token passes: a dense layer's, or top-k experts' (fused MoE keeps one
@@ -154,38 +185,16 @@ MemoryPlan plan_kv_memory(const ReplicaSpec& replica, double gpu_memory_utilizat
                                       : 0.0);
   const double mlp_width = (m.gated_mlp ? 3.0 : 2.0) * widest / tp;
   const double per_token = (mlp_width + 6.0 * m.hidden_size) * act_dtype;
+  g.activation = tokens * per_token;
   // Full-vocabulary logits on a TP rank: vLLM gathers them to rank 0 (V0) or all-gathers them to
   // every rank (V1), so the rank that bounds the cache holds them whole.
-  const double logits = static_cast<double>(max_num_seqs) * m.vocab_size * 4.0;
+  g.logits = static_cast<double>(max_num_seqs) * m.vocab_size * 4.0;
   // KV heads are split across TP ranks, but never below one head per rank (replicated).
-  const double kv_per_layer_token =
-      m.kv_lora_rank > 0
-          ? m.kv_bytes_per_token_per_layer(replica.kv_dtype_bytes)
-          : 2.0 * std::ceil(m.num_kv_heads / tp) * m.head_dim * replica.kv_dtype_bytes;
-  const std::vector<int> stages = pp_stage_layers(m.num_layers, replica.pp);
-  MemoryPlan plan;
-  int first_layer = 0;
-  for (std::size_t s = 0; s < stages.size(); ++s) {
-    const bool first = s == 0;
-    const bool last = s + 1 == stages.size();
-    MemoryPlan p;
-    p.gpu_bytes = gpu_bytes;
-    p.stage = static_cast<int>(s);
-    const double stage_tables = first && last ? tables : (first || last ? table : 0.0);
-    double stage_bytes = stage_tables * 2;
-    for (int i = first_layer; i < first_layer + stages[s]; ++i) stage_bytes += layer_bytes(i);
-    first_layer += stages[s];
-    p.weight_bytes = stage_bytes / tp;
-    p.activation_bytes = tokens * per_token + (last ? logits : 0.0) + kFixedOverheadBytes;
-    const SeatKv seats = seat_kv(m, first_layer - stages[s], stages[s], kv_per_layer_token,
-                                 block_size, linear_state_bytes(m, replica, tp));
-    p.block_bytes = (stages[s] - seats.layers) * kv_per_layer_token * block_size;
-    const double available = gpu_memory_utilization * gpu_bytes - p.weight_bytes -
-                             p.activation_bytes - seats.seat_bytes * max_num_seqs;
-    p.num_blocks = static_cast<std::int64_t>(std::floor(available / p.block_bytes));
-    if (s == 0 || p.num_blocks < plan.num_blocks) plan = p;
-  }
-  return plan;
+  g.kv_per_layer_token = m.kv_lora_rank > 0 ? m.kv_bytes_per_token_per_layer(replica.kv_dtype_bytes)
+                                            : 2.0 * std::ceil(m.num_kv_heads / tp) * m.head_dim *
+                                                  replica.kv_dtype_bytes;
+  g.linear_state = linear_state_bytes(m, replica, tp);
+  return plan_stages(replica, g, gpu_memory_utilization, block_size, max_num_seqs);
 }
 
 }  // namespace servesim
