@@ -177,3 +177,30 @@ TEST_CASE("costmodel predict places a replica on nodes of --gpus-per-node GPUs",
   CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--tp: tp 8 spans more than one node of 4") &&
                                         Catch::Contains("--gpus-per-node"));
 }
+
+TEST_CASE("costmodel predict prices an MoE model's expert and attention data parallelism",
+          "[costmodels][analytical][predict][moe]") {
+  CostmodelArgs a = testing::predict_json("h200", 0, 64, 1000);
+  a.model = "Qwen/Qwen3-235B-A22B";
+  a.precision = "fp8";
+  a.tp = 8;
+  a.cost_model_yaml = "{kind: analytical}";
+  const auto tp8 = nlohmann::json::parse(run_predict(a));
+  a.attention_dp = 8;
+  a.ep = 8;
+  const auto dep8 = nlohmann::json::parse(run_predict(a));
+  // A DEP 8 GPU attends to 8 of the 64 decodes with all 4 KV heads; a TP 8 GPU to all 64 with
+  // one head, the 4 heads replicated over 8 GPUs: it reads twice the KV bytes.
+  CHECK(dep8["breakdown_ns"]["attention"].get<double>() <
+        0.75 * tp8["breakdown_ns"]["attention"].get<double>());
+  CHECK(dep8["total_ns"].get<double>() != tp8["total_ns"].get<double>());
+  // What cannot be laid out is named by its flag.
+  a.ep = 3;
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--ep: expected a divisor of --tp (8), got 3"));
+  a.ep = 8;
+  a.model = "meta-llama/Llama-3.1-8B";
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("--ep: ") && Catch::Contains("dense model"));
+  a.model = "Qwen/Qwen3-235B-A22B";
+  a.cost_model_yaml = "{kind: roofline}";
+  CHECK_THROWS_WITH(run_predict(a), Catch::Contains("the roofline cost model does not price"));
+}

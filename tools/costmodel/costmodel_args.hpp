@@ -33,6 +33,8 @@ struct CostmodelArgs {
   int max_num_seqs = 128;  // predict: sizes that default capture size (simulate's default)
   int tp = 1;
   int pp = 1;
+  int attention_dp = 1;    // predict: attention data-parallel groups within tp (MoE models)
+  int ep = 1;              // predict: expert-parallel ranks within tp (MoE models)
   std::string topology;    // predict: "" = the GPU's default
   double power_cap_w = 0;  // predict: 0 = the GPU's TDP
   // power: board caps (W) and GEMM token counts M of a K × N projection GEMM (default: Llama-2-7B's

@@ -167,6 +167,13 @@ int main(int argc, char** argv) {
   predict->add_option("--pp", args.pp, "pipeline-parallel degree")
       ->check(servesim::whole_number_in(1, 4096));
   predict
+      ->add_option("--attention-dp", args.attention_dp,
+                   "MoE models: attention data-parallel groups among the --tp GPUs (the batch is "
+                   "the replica's, spread over them as simulate does)")
+      ->check(servesim::whole_number_in(1, 4096));
+  predict->add_option("--ep", args.ep, "MoE models: expert-parallel ranks among the --tp GPUs")
+      ->check(servesim::whole_number_in(1, 4096));
+  predict
       ->add_option("--gpus-per-node", args.cluster.gpus_per_node,
                    "GPUs a node holds (default 8): tp stays inside one, and a replica of more "
                    "hands its stages over the NICs where they cross nodes")

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,8 +33,16 @@ std::string run_predict(const CostmodelArgs& a) {
   Context c = load(a, false);
   if (a.model.empty()) throw InputError("--model: required for predict");
   const ModelSpec& model = c.catalog.model(a.model, ConfigNode::flag("--model"));
-  if (const std::string why = model.tp_problem(a.tp); !why.empty()) {
-    throw InputError("--tp: " + why);
+  for (const auto& [flag, n] : {std::pair{"--attention-dp", a.attention_dp}, {"--ep", a.ep}}) {
+    if (a.tp % n != 0) {
+      throw InputError(fmt::format("{}: expected a divisor of --tp ({}), got {}", flag, a.tp, n));
+    }
+  }
+  if (const std::string why = model.tp_problem(a.tp / a.attention_dp); !why.empty()) {
+    throw InputError(a.attention_dp > 1 ? "--tp / --attention-dp: " + why : "--tp: " + why);
+  }
+  if (const std::string why = model.ep_problem(a.ep, a.attention_dp); !why.empty()) {
+    throw InputError((a.ep > 1 ? "--ep: " : "--attention-dp: ") + why);
   }
   if (const std::string why = model.pp_problem(a.pp); !why.empty()) {
     throw InputError("--pp: " + why);
@@ -43,6 +52,8 @@ std::string run_predict(const CostmodelArgs& a) {
   r.model = &model;
   r.tp = a.tp;
   r.pp = a.pp;
+  r.attention_dp = a.attention_dp;
+  r.moe_ep = a.ep;
   r.cluster = a.cluster;
   if (const std::string why = r.cluster.stage_placement_problem(r.tp, r.pp); !why.empty()) {
     throw InputError("--tp: " + why + " (--gpus-per-node sets the node size)");
@@ -100,6 +111,12 @@ std::string run_predict(const CostmodelArgs& a) {
     throw InputError("--power-cap-w: " + why +
                      " (expected --cost-model kind analytical, or no cap)");
   }
+  if (r.moe_parallel() && !cm->prices_moe_parallelism()) {
+    throw InputError(fmt::format(
+        "--ep/--attention-dp: the {} cost model does not price expert parallelism or attention "
+        "data parallelism (expected --cost-model kind analytical)",
+        cm->name()));
+  }
   const StepCost cost = cm->step(b, r);
   const char* launch = launch_name(r.step_launch(!b.prefills.empty(), b.total_tokens()));
   if (a.json) {
@@ -121,11 +138,12 @@ std::string run_predict(const CostmodelArgs& a) {
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
-      "{} on {}×{} (TP{} PP{}, {} weights, {}, {} W{}), {} prefill tokens + {} decodes, "
+      "{} on {}×{} (TP{}{} PP{}, {} weights, {}, {} W{}), {} prefill tokens + {} decodes, "
       "context {}, {}: {:.3f} ms\n",
-      model.name, a.tp * a.pp, c.gpu.name, a.tp, a.pp, a.precision, r.links(),
-      r.effective_power_cap_w(), r.power_cap_w > 0 ? " cap" : " TDP", a.prefill_tokens, a.decodes,
-      a.context, launch, sim_to_ms(cost.total_ns));
+      model.name, a.tp * a.pp, c.gpu.name, a.tp,
+      r.moe_parallel() ? fmt::format(" DP{} EP{}", a.attention_dp, a.ep) : std::string(), a.pp,
+      a.precision, r.links(), r.effective_power_cap_w(), r.power_cap_w > 0 ? " cap" : " TDP",
+      a.prefill_tokens, a.decodes, a.context, launch, sim_to_ms(cost.total_ns));
   for (std::size_t i = 0; i < kNumCostComponents; ++i) {
     out += fmt::format("  {:<12} {:10.3f} ms\n", cost_component_name(static_cast<CostComponent>(i)),
                        cost.breakdown_ns[i] / 1e6);
