@@ -215,12 +215,16 @@ StepCost AnalyticalCostModel::moe_parallel_step(const BatchShape& batch, const R
   const auto d = static_cast<std::size_t>(pr.attention_dp());
   // The groups' shares of the step: decodes dealt in turn, then each prefill chunk to the group
   // with the fewest tokens so far (the first such group on a tie).
-  std::vector<BatchShape> shares(d > 1 ? d : 0);
+  // Kept per thread across steps: this runs every step, and step() is called concurrently.
+  thread_local std::vector<BatchShape> shares;
+  thread_local std::vector<std::int64_t> load;
+  shares.resize(d > 1 ? d : 0);
+  for (BatchShape& s : shares) s.clear();
   if (d > 1) {
     for (std::size_t i = 0; i < batch.decode_contexts.size(); ++i) {
       shares[i % d].decode_contexts.push_back(batch.decode_contexts[i]);
     }
-    std::vector<std::int64_t> load(d);
+    load.assign(d, 0);
     for (std::size_t g = 0; g < d; ++g) load[g] = shares[g].num_decodes();
     for (const PrefillChunk& c : batch.prefills) {
       const auto g =

@@ -4,6 +4,16 @@
 
 namespace servesim {
 
+namespace {
+// `w` becomes the mean layer of a share 1 − f like it and f like `other`.
+void mix(AttentionWork& w, const AttentionWork& other, double f) {
+  w.prefill_flops = (1 - f) * w.prefill_flops + f * other.prefill_flops;
+  w.prefill_bytes = (1 - f) * w.prefill_bytes + f * other.prefill_bytes;
+  w.decode_flops = (1 - f) * w.decode_flops + f * other.decode_flops;
+  w.decode_bytes = (1 - f) * w.decode_bytes + f * other.decode_bytes;
+}
+}  // namespace
+
 AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
                                 double kv_dtype_bytes) {
   AttentionWork w;
@@ -44,10 +54,7 @@ AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
     win.decode_flops = 4 * win_ctx * qk;
     win.decode_bytes = win_ctx * kv * kv_dtype_bytes + 2 * decodes * qk * 2;
     const double f = s.window_share;
-    w.prefill_flops = (1 - f) * w.prefill_flops + f * win.prefill_flops;
-    w.prefill_bytes = (1 - f) * w.prefill_bytes + f * win.prefill_bytes;
-    w.decode_flops = (1 - f) * w.decode_flops + f * win.decode_flops;
-    w.decode_bytes = (1 - f) * w.decode_bytes + f * win.decode_bytes;
+    mix(w, win, f);
   }
   if (s.linear_share > 0) {
     // A linear-attention layer (Gated DeltaNet) reads and writes each request's state once per
@@ -66,10 +73,7 @@ AttentionWork AttentionWork::of(const BatchShape& batch, const LayerShapes& s,
     lin.decode_flops = decodes * s.linear_value_heads * 6 * kd * vd;
     lin.decode_bytes = decodes * (state_bytes + io);
     const double f = s.linear_share;
-    w.prefill_flops = (1 - f) * w.prefill_flops + f * lin.prefill_flops;
-    w.prefill_bytes = (1 - f) * w.prefill_bytes + f * lin.prefill_bytes;
-    w.decode_flops = (1 - f) * w.decode_flops + f * lin.decode_flops;
-    w.decode_bytes = (1 - f) * w.decode_bytes + f * lin.decode_bytes;
+    mix(w, lin, f);
   }
   return w;
 }
