@@ -426,29 +426,6 @@ TEST_CASE("the held-out traced runs stay within their error targets (regression 
   CHECK(m.overall <= 8);
 }
 
-TEST_CASE("the engine fit reproduces the shipped profiles", "[sim2real][fit][data]") {
-  const auto measured = measured_runs();
-  const auto& [csv, runs] = measured;
-  std::set<std::string> held_out;
-  for (const std::string id : {"tv-l2-7b-general", "5"}) held_out.insert(id);
-  REQUIRE(default_held_out() == "tv-l2-7b-general,5");
-  const FitResult f = fit_engine_constants(runs, held_out, ReplayOptions{}, csv);
-  CHECK(f.runs.size() == 3);
-  Catalog catalog(Catalog::default_dirs());
-  const GpuSpec& gpu = catalog.gpu(f.gpu, ConfigNode::parse("x", "test"));
-  REQUIRE(f.constants.request_overhead_ns.size() == 2);
-  for (const auto& [name, overhead] : f.constants.request_overhead_ns) {
-    INFO(name);
-    const auto shipped = EngineProfile::load(ConfigNode::parse(name, "test"));
-    CHECK(overhead == Approx(shipped->request_overhead_ns).margin(1e3));
-    AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
-    shipped->apply(gpu, p);
-    CHECK(f.constants.graph_floor_ns == Approx(p.host_graph_floor_ns).margin(1e3));
-    CHECK(f.constants.eager_floor_ns == Approx(p.host_eager_floor_ns).margin(1e3));
-    CHECK(f.constants.decode_bw_fraction == Approx(p.decode_attn_bw_fraction).margin(1e-3));
-  }
-}
-
 TEST_CASE("a replay whose simulated server queues up says so", "[sim2real][replay][data]") {
   const auto measured = measured_runs();
   const auto& [csv, runs] = measured;
