@@ -79,6 +79,8 @@ LayerPricer::LayerPricer(const ReplicaSpec& r, const AnalyticalParams& params,
   const double tdp = gpu_->tdp_w;
   if (!power_ && tdp > 0 && cap_w_ > 0 && cap_w_ < tdp) f_clk_ *= std::cbrt(cap_w_ / tdp);
   weight_bytes_ = r.weight_bytes_per_param();
+  quantized_activations_ = r.weights == Precision::kFp8 || r.weights == Precision::kFp8Block ||
+                           r.weights == Precision::kNvfp4;
   kv_bytes_ = r.kv_dtype_bytes;
   full_vocab_ = r.model->vocab_size;
   // A decode query's GQA group (q heads per KV head) fills `decode_attn_mma_rows` rows of each
@@ -303,6 +305,13 @@ LayerPricer::LayerCost LayerPricer::layer_ns(double tokens, bool graph) const {
   c.energy_nj += norms * norm_nj;
   c.light += light_ns(LightKernel::kRope, rope_work(tokens), graph, nj);
   c.light += act_ns(tokens, graph, nj);
+  if (shapes_.experts > 0) {
+    double route_nj = 0;
+    double* rn = nj != nullptr ? &route_nj : nullptr;
+    c.light += shapes_.moe_fraction *
+               (route_select_ns(tokens, graph, rn) + route_dispatch_ns(tokens, graph, rn));
+    c.energy_nj += shapes_.moe_fraction * route_nj;
+  }
   c.light += light_ns(LightKernel::kAdd, add_work(tokens), graph, nj);
   c.light += light_ns(LightKernel::kKvWrite, kv_write_work(tokens), graph, nj);
   if (terms_.collectives) {
@@ -335,7 +344,8 @@ LayerPricer::LayerCost LayerPricer::group_side_ns(double tokens, bool graph) con
   double moe_e = 0, dense_e = 0;
   double* me = nj != nullptr ? &moe_e : nullptr;
   double* de = nj != nullptr ? &dense_e : nullptr;
-  double moe = unquantized_gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph, me);
+  double moe = unquantized_gemm({tokens, shapes_.hidden, shapes_.experts, 1}, graph, me) +
+               route_select_ns(tokens, graph, me);
   if (shapes_.shared_inter > 0) {
     const double up = model_->gated_mlp ? 2 * shapes_.shared_inter : shapes_.shared_inter;
     moe += gemm({tokens, shapes_.hidden, up, 1}, graph, me) +
@@ -381,7 +391,8 @@ LayerPricer::LayerCost LayerPricer::expert_side_ns(double tokens, bool graph) co
   const double experts = gemm(shapes_.expert_gemm(ProjOp::kGateUp, tokens), graph, en) +
                          gemm(shapes_.expert_gemm(ProjOp::kDown, tokens), graph, en);
   const double act =
-      light_ns(act_kernel(), act_work(shapes_.expert_rows(tokens), shapes_.inter), graph, en);
+      light_ns(act_kernel(), act_work(shapes_.expert_rows(tokens), shapes_.inter), graph, en) +
+      route_dispatch_ns(tokens, graph, en);
   c.gemm = f * experts;
   c.light = f * act;
   if (terms_.collectives) {
@@ -395,6 +406,28 @@ LayerPricer::LayerCost LayerPricer::expert_side_ns(double tokens, bool graph) co
   }
   if (nj != nullptr) *nj += f * e;
   return c;
+}
+
+double LayerPricer::route_select_ns(double tokens, bool graph, double* nj) const {
+  const double logits = tokens * shapes_.experts * 4;  // fp32, as the router GEMM wrote them
+  return light_ns(norm_kernel(),
+                  {logits + tokens * shapes_.top_k * 8, tokens, shapes_.experts, logits}, graph,
+                  nj);
+}
+
+double LayerPricer::route_dispatch_ns(double tokens, bool graph, double* nj) const {
+  const double pairs = tokens * shapes_.top_k;
+  const double rows = shapes_.expert_rows(tokens);
+  const double h = shapes_.hidden;
+  double t = light_ns(LightKernel::kAdd, {3 * pairs * 4, pairs, 0, pairs * 4}, graph, nj);
+  if (quantized_activations_) {
+    t += light_ns(norm_kernel(), {3 * tokens * h, tokens, h, 2 * tokens * h}, graph, nj);
+    t += light_ns(norm_kernel(),
+                  {3 * rows * shapes_.inter, rows, shapes_.inter, 2 * rows * shapes_.inter}, graph,
+                  nj);
+  }
+  return t + light_ns(LightKernel::kAdd, {2 * rows * h + 2 * tokens * h, tokens, 0, 2 * rows * h},
+                      graph, nj);
 }
 
 double LayerPricer::attention_ns(const AttentionWork& w, bool graph, double* nj) const {

@@ -124,6 +124,15 @@ class LayerPricer {
   // group_side_ns(t) + expert_side_ns(t).
   LayerCost group_side_ns(double tokens, bool graph) const;
   LayerCost expert_side_ns(double tokens, bool graph) const;
+  // The kernels of one MoE layer around its expert GEMMs, each little data but a launch of its
+  // own: the top-k of `tokens` rows of router logits (route_select_ns, run where the router
+  // ran), and for `tokens` routed to this GPU's experts the sort of their (token, expert) pairs
+  // by expert, the activations' quantization before each expert GEMM where the weight format
+  // quantizes them (fp8, nvfp4), and the weighted sum of each token's expert outputs
+  // (route_dispatch_ns). No profile times these kernels: each is priced as the light kernel of
+  // its shape (one CTA per row as the norm, elementwise as the add).
+  double route_select_ns(double tokens, bool graph, double* nj = nullptr) const;
+  double route_dispatch_ns(double tokens, bool graph, double* nj = nullptr) const;
   bool moe_parallel() const { return moe_parallel_; }
   int attention_dp() const { return attention_dp_; }
   double attention_ns(const AttentionWork& w, bool graph, double* nj = nullptr) const;
@@ -210,6 +219,7 @@ class LayerPricer {
   std::optional<PowerModel> power_;
   double cap_w_ = 0;
   double weight_bytes_ = 2;
+  bool quantized_activations_ = false;  // the GEMMs' inputs are quantized first (fp8, nvfp4)
   double kv_bytes_ = 2;
   double full_vocab_ = 0;
   double decode_mma_padding_ = 1;  // tensor FLOPs executed per useful FLOP in decode attention

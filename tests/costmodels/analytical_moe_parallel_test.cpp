@@ -103,6 +103,44 @@ TEST_CASE("the routed experts' dispatch and combine cross every GPU of the stage
                                 tep.expert_side_ns(tokens, false).total()));
 }
 
+TEST_CASE("an MoE layer pays for its routing kernels, quantizing only what its format quantizes",
+          "[costmodels][analytical][moe]") {
+  const GpuSpec gpu = testing::h100_like();
+  const ModelSpec m = qwen3_moe();
+  const AnalyticalParams p = AnalyticalParams::for_gpu(gpu);
+  const double tokens = 512;
+  ReplicaSpec bf16 = laid_out(gpu, m, 8, 1, 8);
+  ReplicaSpec fp8 = bf16;
+  fp8.weights = Precision::kFp8;
+  const LayerPricer pb(bf16, p, AnalyticalTerms{});
+  const LayerPricer pf(fp8, p, AnalyticalTerms{});
+  // Top-k reads each token's 128 fp32 logits and writes its 8 (id, weight) pairs; one CTA per
+  // token over its row, as the norm kernel runs.
+  const double logits = tokens * 128 * 4;
+  CHECK(pb.route_select_ns(tokens, false) ==
+        Approx(pb.light_ns(LightKernel::kRmsNorm, {logits + tokens * 8 * 8, tokens, 128, logits},
+                           false)));
+  // bf16 experts: the sort of the 4096 (token, expert) pairs and the weighted sum of each
+  // token's outputs (this rank's 512 rows of 4096 values into 512 tokens), both elementwise.
+  const double pairs = tokens * 8;
+  const double rows = tokens * 8 / 8;
+  const double sort = pb.light_ns(LightKernel::kAdd, {3 * pairs * 4, pairs, 0, pairs * 4}, false);
+  const double sum = pb.light_ns(
+      LightKernel::kAdd, {2 * rows * 4096 + 2 * tokens * 4096, tokens, 0, 2 * rows * 4096}, false);
+  CHECK(pb.route_dispatch_ns(tokens, false) == Approx(sort + sum));
+  // fp8 experts quantize the gathered tokens before the up projection and the rank's rows
+  // before the down projection, one CTA per row.
+  const double quant =
+      pf.light_ns(LightKernel::kRmsNorm, {3 * tokens * 4096, tokens, 4096, 2 * tokens * 4096},
+                  false) +
+      pf.light_ns(LightKernel::kRmsNorm, {3 * rows * 1536, rows, 1536, 2 * rows * 1536}, false);
+  CHECK(pf.route_dispatch_ns(tokens, false) == Approx(sort + sum + quant));
+  // The routing kernels sit in the layer: the group side runs the top-k, the experts the rest.
+  CHECK(pb.expert_side_ns(tokens, false).light ==
+        Approx(pb.light_ns(LightKernel::kSiluMul, {6 * rows * 1536, rows, 1536}, false) + sort +
+               sum));
+}
+
 TEST_CASE("a step on attention groups lasts as long as its busiest group",
           "[costmodels][analytical][moe]") {
   const GpuSpec gpu = testing::h100_like();
