@@ -61,14 +61,14 @@ const std::vector<SchedulerEntry>& replica_scheduler_entries() {
        },
        "reserves each request's whole KV at admission"},
       {"sarathi",
-       {},
+       {"scheduler_recv_interval"},
        [](const SchedulerOptions&) { return kChunked; },
        [](const SchedulerOptions& o) -> std::unique_ptr<ReplicaScheduler> {
          return std::make_unique<SarathiScheduler>(o);
        },
        ""},
       {"vllm",
-       {},
+       {"scheduler_recv_interval"},
        [](const SchedulerOptions& o) {
          if (o.enable_chunked_prefill) return kChunked;
          SchedulerCapabilities c;

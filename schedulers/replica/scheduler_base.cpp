@@ -5,7 +5,20 @@
 
 namespace servesim {
 
-void SchedulerBase::enqueue(Request* request, SimTime /*now*/) { waiting_.push_back(request); }
+void SchedulerBase::enqueue(Request* request, SimTime /*now*/) {
+  const bool busy = !waiting_.empty() || !running_.empty();
+  if (options_.scheduler_recv_interval > 1 && busy) {
+    inbox_.push_back(request);
+  } else {
+    waiting_.push_back(request);
+  }
+}
+
+void SchedulerBase::take_in_arrivals() {
+  recv_count_ = 0;
+  waiting_.insert(waiting_.end(), inbox_.begin(), inbox_.end());
+  inbox_.clear();
+}
 
 void SchedulerBase::default_budget_to_whole_prompts() {
   if (options_.max_num_batched_tokens <= 0) {
@@ -164,6 +177,13 @@ void SchedulerBase::complete_batch(const Batch& batch, std::span<Request* const>
       if (e.draft_tokens > 0 && !e.request->done()) rewind_rejected(e.request, kv);
     }
   }
+  if (options_.scheduler_recv_interval > 1) {
+    const bool prompt = std::any_of(batch.entries.begin(), batch.entries.end(), [](const auto& e) {
+      return e.context < e.request->spec.prompt_tokens;
+    });
+    recv_count_ += prompt ? options_.scheduler_recv_interval : 1;
+    if (recv_count_ >= options_.scheduler_recv_interval) take_in_arrivals();
+  }
   if (finished.empty()) return;  // most steps: nothing to retire
   // Its published prefix blocks stay cached when freed (as in vLLM); a hand-off keeps its KV
   // until it is sent.
@@ -175,6 +195,7 @@ void SchedulerBase::complete_batch(const Batch& batch, std::span<Request* const>
   running_.erase(
       std::remove_if(running_.begin(), running_.end(), [](const Request* r) { return r->done(); }),
       running_.end());
+  if (running_.empty() && waiting_.empty() && !inbox_.empty()) take_in_arrivals();
 }
 
 std::int64_t SchedulerBase::prefill_backlog_tokens() const {
@@ -182,6 +203,7 @@ std::int64_t SchedulerBase::prefill_backlog_tokens() const {
   auto add = [&tokens](const Request* r) {
     if (!r->is_decode()) tokens += r->pending_tokens() - r->step_tokens;  // less the step in flight
   };
+  for (const Request* r : inbox_) add(r);
   for (const Request* r : waiting_) add(r);
   for (const Request* r : running_) add(r);
   return tokens;
@@ -191,6 +213,7 @@ void SchedulerBase::decode_contexts(std::vector<std::int32_t>& decoding,
                                     std::vector<std::int32_t>& later) const {
   for (const Request* r : running_)
     (r->is_decode() ? decoding : later).push_back(r->target_tokens());
+  for (const Request* r : inbox_) later.push_back(r->target_tokens());
   for (const Request* r : waiting_) later.push_back(r->target_tokens());
 }
 

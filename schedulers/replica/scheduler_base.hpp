@@ -11,6 +11,11 @@ namespace servesim {
 
 // Queues and bookkeeping shared by the iteration-level schedulers: a FCFS waiting queue
 // (preempted requests re-enter at its front) and a running list in admission order.
+// With `scheduler_recv_interval` n > 1 (SGLang's --scheduler-recv-interval, its
+// SchedulerRecvSkipper) a busy replica takes in arrivals only every n steps: each finished step
+// counts 1 when it only decoded (or verified drafts) and n when it computed any prompt tokens,
+// and arrivals wait in an inbox until the count reaches n. An idle replica takes them at once
+// (SGLang's idle loop counts its fast turns the same way).
 // Invariants: a request is in at most one of waiting/running; every running request holds its
 // KV blocks; waiting requests hold none. It serves no optional role itself: a kind that does
 // derives from the role's interface and forwards to the helpers below.
@@ -22,7 +27,7 @@ class SchedulerBase : public ReplicaScheduler {
   void complete_batch(const Batch& batch, std::span<Request* const> finished, SimTime now,
                       KvCache& kv) override;
   std::int64_t num_outstanding() const override {
-    return static_cast<std::int64_t>(waiting_.size() + running_.size());
+    return static_cast<std::int64_t>(inbox_.size() + waiting_.size() + running_.size());
   }
   std::int64_t num_running() const override { return static_cast<std::int64_t>(running_.size()); }
   std::int64_t prefill_backlog_tokens() const override;
@@ -136,6 +141,9 @@ class SchedulerBase : public ReplicaScheduler {
   bool admit_front_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole);
   bool admit_lora_into(Batch& batch, KvCache& kv, std::int32_t budget, bool whole);
   std::size_t lora_moved_from_ = 0;  // where lora_ready_front took the front from
+  std::vector<Request*> inbox_;      // arrivals not yet taken in (scheduler_recv_interval)
+  std::int32_t recv_count_ = 0;
+  void take_in_arrivals();
 };
 
 }  // namespace servesim

@@ -39,6 +39,11 @@ SchedulerOptions parse_scheduler_options(const ConfigNode& node) {
   }
   o.batch_wait_timeout_iters = static_cast<std::int32_t>(wait);
   o.batch_wait_max_tokens_ratio = node.get_fraction("batch_wait_max_tokens_ratio", 0.0);
+  const std::int64_t recv = node.get_int("scheduler_recv_interval", 0);
+  if (recv < 0 || recv > 1'000'000) {
+    node.at("scheduler_recv_interval").fail("expected a step count in [0, 1000000]");
+  }
+  o.scheduler_recv_interval = static_cast<std::int32_t>(recv);
   return o;
 }
 

@@ -27,6 +27,8 @@ struct SchedulerOptions {
   // orca only: TensorRT-LLM's batch waiting (orca_scheduler.hpp); 0 = off.
   std::int32_t batch_wait_timeout_iters = 0;
   double batch_wait_max_tokens_ratio = 0;
+  // sarathi and vllm: SGLang's --scheduler-recv-interval (scheduler_base.hpp); 0 or 1 = off.
+  std::int32_t scheduler_recv_interval = 0;
   // Speculative decoding (the run's `speculative:` section, not a scheduler key): draft tokens
   // each decode verifies; 0 = none.
   std::int32_t num_speculative_tokens = 0;

@@ -269,3 +269,35 @@ TEST_CASE("With async scheduling an iteration that only preempted is followed at
     CHECK(h.kv().used_blocks() == 0);
   }
 }
+
+TEST_CASE("with a receive interval a busy replica takes in arrivals every n decode steps",
+          "[scheduler][sarathi]") {
+  SchedulerOptions o;
+  o.max_num_batched_tokens = 64;
+  o.scheduler_recv_interval = 3;
+  SECTION("an arrival waits for the count; a step with prompt tokens fills it") {
+    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+    h.add(10, 10);  // A: the replica is idle, so it is taken in at once
+    REQUIRE(h.trace(1) == Trace{"A:10"});
+    h.add(10, 5);  // B: three decode steps count to 3, then B is taken in
+    CHECK(h.scheduler().num_outstanding() == 2);
+    CHECK(h.trace(4) == Trace{"A:1", "A:1", "A:1", "A:1 B:10"});
+    h.add(10, 2);  // C: B's prompt step counted 3, but C came after it: three more decodes
+    CHECK(h.trace(4) == Trace{"A:1 B:1", "A:1 B:1", "A:1 B:1", "A:1 B:1 C:10"});
+  }
+  SECTION("a replica that runs dry takes in what waits") {
+    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+    h.add(10, 2);
+    REQUIRE(h.trace(1) == Trace{"A:10"});
+    h.add(10, 2);  // B: A finishes with its next token, and B goes in the step after
+    CHECK(h.trace(2) == Trace{"A:1", "B:10"});
+  }
+  SECTION("off at 1, as SGLang's default") {
+    o.scheduler_recv_interval = 1;
+    SchedulerHarness h(std::make_unique<SarathiScheduler>(o), KvCache(100, 16, 0.0));
+    h.add(10, 10);
+    REQUIRE(h.trace(1) == Trace{"A:10"});
+    h.add(10, 2);
+    CHECK(h.trace(1) == Trace{"A:1 B:10"});
+  }
+}

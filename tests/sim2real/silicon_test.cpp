@@ -51,6 +51,16 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   CHECK(rows[0].tp == 2);
   CHECK(rows[0].ttft_ms == Approx(154.2481).epsilon(1e-6));
   CHECK(rows[1].concurrency == 256);  // a disaggregated row: silicon_concurrency= in its source
+  // An aggregated row's batch_size is per attention-DP rank where the source states the client's
+  // concurrency, and the client's where it does not.
+  const auto per_rank =
+      read_silicon_file(edited("per_rank.csv", ",agg,1024,128,,,8,2,", ",agg,1024,128,,,2,2,"));
+  CHECK(per_rank[0].concurrency == 8);
+  const auto batch_only = read_silicon_file(
+      edited("batch_only.csv",
+             "; silicon_concurrency=8,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,,,8,",
+             ",vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,,,6,"));
+  CHECK(batch_only[0].concurrency == 6);
   CHECK(rows[0].collection() == SiliconCollection::kAiConfigurator);
   CHECK(rows[1].collection() == SiliconCollection::kInferenceX);
   CHECK(rows[3].collection() == SiliconCollection::kInferenceX2025);
@@ -115,6 +125,31 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   const SiliconPlan w = plan_silicon_row(waiting, catalog, SiliconOptions{});
   CHECK_THAT(w.config_yaml,
              Catch::Contains("batch_wait_timeout_iters: 20\n  batch_wait_max_tokens_ratio: 0.9"));
+  // InferenceX's DeepSeek scripts on B200 at FP8, TP 8, 1k/1k, CONC 64: SGLang's own limits
+  // (chunk 32768, 128 running, mem 0.82) and a receive interval of 30 from CONC 16;
+  // TensorRT-LLM's max_num_tokens max(8192, ⌈64 + 1024 + 64⌉₆₄) and batch waiting from CONC 64.
+  SiliconRow ds = rows[8];
+  ds.model_path = "deepseek-ai/DeepSeek-R1";
+  ds.system = "b200_sxm";
+  ds.precision = "fp8";
+  ds.gemm_quant = "fp8_block";
+  ds.isl = ds.osl = 1024;
+  ds.concurrency = 64;
+  ds.tp = ds.moe_tp = 8;
+  ds.backend = "sglang";
+  const std::string sglang = plan_silicon_row(ds, catalog, SiliconOptions{}).config_yaml;
+  CHECK_THAT(sglang, Catch::Contains("max_num_batched_tokens: 32768"));
+  CHECK_THAT(sglang, Catch::Contains("max_num_seqs: 64"));
+  CHECK_THAT(sglang, Catch::Contains("gpu_memory_utilization: 0.8200"));
+  CHECK_THAT(sglang, Catch::Contains("scheduler_recv_interval: 30"));
+  ds.backend = "trtllm";
+  const std::string trt = plan_silicon_row(ds, catalog, SiliconOptions{}).config_yaml;
+  CHECK_THAT(trt, Catch::Contains("max_num_batched_tokens: 8192"));
+  CHECK_THAT(trt,
+             Catch::Contains("batch_wait_timeout_iters: 40\n  batch_wait_max_tokens_ratio: 0.8"));
+  ds.system = "h200_sxm";
+  CHECK_THAT(plan_silicon_row(ds, catalog, SiliconOptions{}).config_yaml,
+             !Catch::Contains("batch_wait"));
 }
 
 TEST_CASE("a silicon row's layout columns are read as the collection wrote them", "[silicon]") {

@@ -158,9 +158,13 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
     r.isl = count_at(csv, isl, false, 0);
     r.osl = count_at(csv, osl, false, 0);
     const bool agg = r.mode == "agg";
-    // An empty batch_size falls back to the source's silicon_concurrency=; 0 is refused.
-    r.concurrency = agg ? count_at(csv, batch, true, 0) : 0;
-    if (r.concurrency == 0) r.concurrency = source_concurrency(csv.field(source));
+    // The source's silicon_concurrency= is the client's; an aggregated row's batch_size is the
+    // engine's batch per attention-DP rank (dsr1_b200_trtllm_fp4_agg_8192x1024_c128_cfg191:
+    // batch_size 2 on 64 ranks, silicon_concurrency=128 as its id says), the client's only
+    // where the source states none. 0 is refused.
+    const std::int64_t batch_size = agg ? count_at(csv, batch, true, 0) : 0;
+    r.concurrency = source_concurrency(csv.field(source));
+    if (r.concurrency == 0) r.concurrency = batch_size;
     r.tp = count_at(csv, tp, !agg, 1);
     r.pp = count_at(csv, pp, !agg, 1);
     r.attention_dp = layout_at(csv, adp);

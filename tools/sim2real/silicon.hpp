@@ -37,9 +37,8 @@ struct SiliconRow {
   std::string mode;        // agg or disagg
   std::int64_t isl = 0;
   std::int64_t osl = 0;
-  // The client's --max-concurrency: batch_size for an aggregated row (silicon_concurrency= in
-  // silicon_data_source when it is empty), silicon_concurrency= for a disaggregated one; 0 when
-  // the row states neither.
+  // The client's --max-concurrency: silicon_concurrency= in silicon_data_source, else an
+  // aggregated row's batch_size; 0 when the row states neither.
   std::int64_t concurrency = 0;
   std::int64_t tp = 1;
   std::int64_t pp = 1;

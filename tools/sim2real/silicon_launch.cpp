@@ -6,6 +6,7 @@
 #include "tools/sim2real/silicon_launch.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -91,15 +92,77 @@ ServerLaunch vllm_launch(const SiliconRow& row, const SiliconLayout& layout, con
 // 0.6-0.8x what mixing them gives): only some of its templates write the flag
 // (aic_sglang_mixes). Mixed chunks are servesim's `sarathi` rule (a step's prefill chunk and
 // decodes within the chunk size).
+// InferenceX's SGLang scripts that pass --scheduler-recv-interval (unchanged in this respect
+// since September 2025 for DeepSeek on B200): dsr1_fp8_b200.sh (TP 8: 30 from CONC 16, else 10;
+// TP 4: 10), dsr1_fp4_b200.sh (30 from CONC 16, else 10; 1 with DP attention),
+// qwen3.5_{fp8,fp4}_b200.sh (30 above CONC 4, else 10), qwen3.5_bf16_b200.sh (as dsr1_fp4) and
+// qwen3.5_fp8_h100.sh (a table by CONC). Their other scripts (H200, GB200, the dense models')
+// pass none: 0.
+std::int64_t sglang_recv_interval(const SiliconRow& row, const SiliconLayout& layout,
+                                  const GpuSpec& gpu) {
+  const std::int64_t c = row.concurrency;
+  if (row.collection() == SiliconCollection::kAiConfigurator) return 0;
+  const bool deepseek = row.model_path.find("DeepSeek") != std::string::npos;
+  const bool qwen35 = row.model_path.find("Qwen3.5") != std::string::npos;
+  if (gpu.name == "b200" && deepseek) {
+    if (layout.attention_dp > 1) return 1;
+    if (row.precision == "fp8" && row.tp == 4) return 10;
+    return c >= 16 ? 30 : 10;
+  }
+  if (gpu.name == "b200" && qwen35) {
+    if (row.precision == "bf16" || row.precision.empty()) return c >= 16 ? 30 : 10;
+    return c > 4 ? 30 : 10;
+  }
+  if (gpu.name == "h100-sxm" && qwen35) {
+    if (c <= 4) return 2;
+    if (c <= 8) return 60;
+    if (c <= 16) return 30;
+    if (c <= 32) return 1200;
+    if (c <= 64) return 600;
+    return 1920;
+  }
+  return 0;
+}
+
+// The limits InferenceX's SGLang DeepSeek scripts set themselves (--chunked-prefill-size,
+// --cuda-graph-max-bs, --max-running-requests, --mem-fraction-static): dsr1_fp8_h200.sh 32768,
+// 512 at 1k/1k else 256 (both), 0.82; dsr1_fp8_b200.sh at TP 8 32768, 128, 0.82 and at TP 4 8192,
+// 32, 0.95; dsr1_fp4_b200.sh 16384 (32768 with DP attention), 256, 0.85. None elsewhere.
+struct SglangLimits {
+  std::int64_t chunk = 0;
+  std::int64_t running = 0;  // graph batch and running requests alike
+  double memory = 0;
+};
+std::optional<SglangLimits> sglang_script_limits(const SiliconRow& row, const SiliconLayout& layout,
+                                                 const GpuSpec& gpu) {
+  if (row.collection() == SiliconCollection::kAiConfigurator ||
+      row.model_path.find("DeepSeek") == std::string::npos) {
+    return std::nullopt;
+  }
+  if (gpu.name == "h200" && row.precision == "fp8") {
+    return SglangLimits{32768, row.isl == 1024 && row.osl == 1024 ? 512 : 256, 0.82};
+  }
+  if (gpu.name == "b200" && row.precision == "fp8") {
+    return layout.gpus == 4 ? SglangLimits{8192, 32, 0.95} : SglangLimits{32768, 128, 0.82};
+  }
+  if (gpu.name == "b200" && row.precision == "fp4") {
+    return SglangLimits{layout.attention_dp > 1 ? 32768 : 16384, 256, 0.85};
+  }
+  return std::nullopt;
+}
+
 ServerLaunch sglang_launch(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu) {
   const std::int64_t c = row.concurrency;
   const double mib = gpu.device_memory_bytes() / (1024.0 * 1024.0);
   const bool large = mib >= 160 * 1024;
-  const std::int64_t chunk = large ? 16384 : 8192;
-  const std::int64_t graph_bs = large || layout.gpus >= 4 ? 512 : 256;
+  const std::optional<SglangLimits> script = sglang_script_limits(row, layout, gpu);
+  const std::int64_t chunk = script ? script->chunk : large ? 16384 : 8192;
+  const std::int64_t graph_bs = script ? script->running : large || layout.gpus >= 4 ? 512 : 256;
   const double reserve = std::max(
       10.0 * 1024, 512 + 1.5 * static_cast<double>(chunk) + 2.0 * static_cast<double>(graph_bs) +
                        static_cast<double>(layout.gpus * row.pp) / 8 * 1024);
+  const double memory = script ? script->memory : (mib - reserve) / mib;
+  const std::int64_t seqs = script ? std::min(c, script->running) : c;
   ServerLaunch l;
   l.graph_mode = "decode_only";
   l.graph_max_tokens = std::min(c, graph_bs);
@@ -113,7 +176,10 @@ ServerLaunch sglang_launch(const SiliconRow& row, const SiliconLayout& layout, c
   // The `vllm` rule needs its budget to hold a whole sequence (ISL + OSL); a prompt is still
   // never more than the chunk.
   const std::int64_t len = row.isl + row.osl;
-  set_limits(l, chunked ? chunk : std::max(chunk, len), c, len, (mib - reserve) / mib);
+  set_limits(l, chunked ? chunk : std::max(chunk, len), seqs, len, memory);
+  if (const std::int64_t recv = sglang_recv_interval(row, layout, gpu); recv > 1) {
+    l.scheduler += fmt::format("  scheduler_recv_interval: {}\n", recv);
+  }
   return l;
 }
 
@@ -127,7 +193,12 @@ ServerLaunch sglang_launch(const SiliconRow& row, const SiliconLayout& layout, c
 // fraction 0.9; at ISL = OSL = 1024 below TP 8 batch waiting too (batch_wait_max_tokens_ratio
 // 0.9, batch_wait_timeout_iters 20: a context request waits up to 20 steps for 90% of the token
 // budget to fill). AIConfigurator's generator: max_num_tokens ⌈max batch + ISL + 1500⌉₃₂, graphs
-// for every batch up to the max batch, fraction 0.80; the model's KV dtype.
+// for every batch up to the max batch, fraction 0.80; the model's KV dtype. InferenceX's DeepSeek
+// scripts (dsr1_fp8_b200_trt.sh, dsr1_fp4_b200_trt.sh, dsr1_fp8_h200_trt.sh): --max_num_tokens
+// max(8192, ⌈CONC + ISL + 64⌉₆₄) per attention-DP rank; fraction 0.8 on B200 (0.75 at FP8, 8k/1k,
+// TP 4) and 0.75 on H200; graphs up to batch CONC on B200 (CONC / 4 from 4 with FP4 attention
+// DP), 128 on H200; at FP8 on B200, 1k/1k, from CONC 64, batch waiting 40 steps for 80% of the
+// budget. Their attention-DP balancing (attention_dp_config) is not modelled.
 ServerLaunch trtllm_launch(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu,
                            const ModelSpec& model, const std::string& precision) {
   const std::int64_t c = row.concurrency;
@@ -136,15 +207,32 @@ ServerLaunch trtllm_launch(const SiliconRow& row, const SiliconLayout& layout, c
   l.graph_mode = "decode_only";
   l.graph_max_tokens = generated ? c : std::min<std::int64_t>(c, 1024);
   if (!generated) l.kv_cache_dtype = "fp8";
-  const double fraction = generated ? 0.8 : 0.9;
   const double w = weight_share(row, layout, gpu, model, precision);
-  const std::int64_t tokens =
-      (generated ? ceil32(c + row.isl + 1500) : 16384) * layout.attention_dp;
+  std::int64_t tokens = generated ? ceil32(c + row.isl + 1500) : 16384;
+  double fraction = generated ? 0.8 : 0.9;
+  const bool deepseek = !generated && row.model_path.find("DeepSeek") != std::string::npos &&
+                        (gpu.name == "b200" || gpu.name == "h200");
+  if (deepseek) {
+    // At least a whole sequence, as servesim's orca rule asks of a budget without chunking
+    // (1k/8k rows: 9,236 for the script's 8,192; no step of theirs comes near either).
+    tokens =
+        std::max<std::int64_t>({8192, (c + row.isl + 64 + 63) / 64 * 64, row.isl + row.osl + 20});
+    const bool fp8_8k_tp4 =
+        row.precision == "fp8" && row.isl == 8192 && row.osl == 1024 && layout.gpus == 4;
+    fraction = gpu.name == "h200" || fp8_8k_tp4 ? 0.75 : 0.8;
+    l.graph_max_tokens = gpu.name == "h200"                                  ? 128
+                         : row.precision == "fp4" && layout.attention_dp > 1 ? (c < 4 ? c : c / 4)
+                                                                             : c;
+  }
   l.scheduler = "scheduler:\n  kind: orca   # in-flight batching, whole context requests\n";
-  set_limits(l, tokens, c, row.isl + row.osl + 20, w + fraction * (1 - w));
+  set_limits(l, tokens * layout.attention_dp, c, row.isl + row.osl + 20, w + fraction * (1 - w));
   const bool llama70b = row.model_path.find("Llama-3.1-70B") != std::string::npos;
+  const bool delayed = deepseek && gpu.name == "b200" && row.precision == "fp8" &&
+                       row.isl == 1024 && row.osl == 1024 && c >= 64;
   if (!generated && llama70b && row.isl == 1024 && row.osl == 1024 && row.tp < 8) {
     l.scheduler += "  batch_wait_timeout_iters: 20\n  batch_wait_max_tokens_ratio: 0.9\n";
+  } else if (delayed) {
+    l.scheduler += "  batch_wait_timeout_iters: 40\n  batch_wait_max_tokens_ratio: 0.8\n";
   }
   return l;
 }
