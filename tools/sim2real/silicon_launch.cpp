@@ -80,18 +80,6 @@ ServerLaunch vllm_launch(const SiliconRow& row, const SiliconLayout& layout, con
   return l;
 }
 
-// SGLang (sglang/srt/server_args.py _handle_gpu_memory_settings): chunked_prefill_size 8192
-// below 160 GB of GPU memory, 16384 from it; cuda_graph_max_bs 256 at TP < 4, 512 from TP 4
-// (512 from 160 GB); CUDA graphs for decode batches only; mem_fraction_static (GPU memory −
-// reserve) / GPU memory, the reserve 512 MB + 1.5 × the chunk + 2 × the graph batch + TP / 8 GB,
-// at least 10 GB. Without --enable-mixed-chunk a step is a prefill batch or a decode batch,
-// prefill first (scheduler.py get_next_batch_to_run): servesim's `vllm` rule, whose prompts are
-// whole; a prompt longer than the chunk runs as `sarathi` chunks instead. AIConfigurator's
-// generator writes --enable-mixed-chunk, but its SGLang fit rows (Qwen3-32B on H100, 0.5.1)
-// run as the default does: a round's prompts prefill apart from the decodes (TTFT 3-6x and TPOT
-// 0.6-0.8x what mixing them gives): only some of its templates write the flag
-// (aic_sglang_mixes). Mixed chunks are servesim's `sarathi` rule (a step's prefill chunk and
-// decodes within the chunk size).
 // InferenceX's SGLang scripts that pass --scheduler-recv-interval (unchanged in this respect
 // since September 2025 for DeepSeek on B200): dsr1_fp8_b200.sh (TP 8: 30 from CONC 16, else 10;
 // TP 4: 10), dsr1_fp4_b200.sh (30 from CONC 16, else 10; 1 with DP attention),
@@ -106,7 +94,7 @@ std::int64_t sglang_recv_interval(const SiliconRow& row, const SiliconLayout& la
   const bool qwen35 = row.model_path.find("Qwen3.5") != std::string::npos;
   if (gpu.name == "b200" && deepseek) {
     if (layout.attention_dp > 1) return 1;
-    if (row.precision == "fp8" && row.tp == 4) return 10;
+    if (row.precision == "fp8" && layout.gpus == 4) return 10;
     return c >= 16 ? 30 : 10;
   }
   if (gpu.name == "b200" && qwen35) {
@@ -151,6 +139,18 @@ std::optional<SglangLimits> sglang_script_limits(const SiliconRow& row, const Si
   return std::nullopt;
 }
 
+// SGLang (sglang/srt/server_args.py _handle_gpu_memory_settings): chunked_prefill_size 8192
+// below 160 GB of GPU memory, 16384 from it; cuda_graph_max_bs 256 at TP < 4, 512 from TP 4
+// (512 from 160 GB); CUDA graphs for decode batches only; mem_fraction_static (GPU memory −
+// reserve) / GPU memory, the reserve 512 MB + 1.5 × the chunk + 2 × the graph batch + TP / 8 GB,
+// at least 10 GB. Without --enable-mixed-chunk a step is a prefill batch or a decode batch,
+// prefill first (scheduler.py get_next_batch_to_run): servesim's `vllm` rule, whose prompts are
+// whole; a prompt longer than the chunk runs as `sarathi` chunks instead. AIConfigurator's
+// generator writes --enable-mixed-chunk, but its SGLang fit rows (Qwen3-32B on H100, 0.5.1)
+// run as the default does: a round's prompts prefill apart from the decodes (TTFT 3-6x and TPOT
+// 0.6-0.8x what mixing them gives): only some of its templates write the flag
+// (aic_sglang_mixes). Mixed chunks are servesim's `sarathi` rule (a step's prefill chunk and
+// decodes within the chunk size).
 ServerLaunch sglang_launch(const SiliconRow& row, const SiliconLayout& layout, const GpuSpec& gpu) {
   const std::int64_t c = row.concurrency;
   const double mib = gpu.device_memory_bytes() / (1024.0 * 1024.0);
@@ -158,10 +158,13 @@ ServerLaunch sglang_launch(const SiliconRow& row, const SiliconLayout& layout, c
   const std::optional<SglangLimits> script = sglang_script_limits(row, layout, gpu);
   const std::int64_t chunk = script ? script->chunk : large ? 16384 : 8192;
   const std::int64_t graph_bs = script ? script->running : large || layout.gpus >= 4 ? 512 : 256;
-  const double reserve = std::max(
-      10.0 * 1024, 512 + 1.5 * static_cast<double>(chunk) + 2.0 * static_cast<double>(graph_bs) +
-                       static_cast<double>(layout.gpus * row.pp) / 8 * 1024);
-  const double memory = script ? script->memory : (mib - reserve) / mib;
+  const auto default_memory = [&] {
+    const double reserve = std::max(
+        10.0 * 1024, 512 + 1.5 * static_cast<double>(chunk) + 2.0 * static_cast<double>(graph_bs) +
+                         static_cast<double>(layout.gpus * row.pp) / 8 * 1024);
+    return (mib - reserve) / mib;
+  };
+  const double memory = script ? script->memory : default_memory();
   const std::int64_t seqs = script ? std::min(c, script->running) : c;
   ServerLaunch l;
   l.graph_mode = "decode_only";
