@@ -59,18 +59,21 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   std::vector<std::string> dirs = config.catalog_dirs;
   for (const auto& d : Catalog::default_dirs()) dirs.push_back(d);
   run.catalog = cache ? cache->catalog(dirs) : std::make_shared<Catalog>(dirs);
-  SchedulerOptions base_options = parse_scheduler_options(config.scheduler);
-  if (config.speculative) {
-    base_options.num_speculative_tokens = config.speculative->num_speculative_tokens;
-  }
+  // The fleet's section is read first, so its errors come before any built part's.
+  static_cast<void>(parse_scheduler_options(config.scheduler));
   // The serving engine's own semantics (an analytical cost model's engine profile: CUDA-graph
   // mode, async scheduling) hold wherever the config does not set them itself.
   const std::shared_ptr<const EngineProfile> engine =
       EngineProfile::of_cost_model(config.cost_model);
-  if (engine && engine->async_scheduling && chunked_prefill(config.scheduler, base_options) &&
-      !config.scheduler.has("async_scheduling")) {
-    base_options.async_scheduling = *engine->async_scheduling;
-  }
+  const auto options_of = [&](const ConfigNode& scheduler) {
+    SchedulerOptions o = parse_scheduler_options(scheduler);
+    if (config.speculative) o.num_speculative_tokens = config.speculative->num_speculative_tokens;
+    if (engine && engine->async_scheduling && chunked_prefill(scheduler, o) &&
+        !scheduler.has("async_scheduling")) {
+      o.async_scheduling = *engine->async_scheduling;
+    }
+    return o;
+  };
   if (config.speculative) {
     const SpeculativeConfig& s = *config.speculative;
     const ModelSpec* draft = nullptr;
@@ -101,9 +104,10 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     spec.cuda_graphs = g.cuda_graphs;
     spec.cuda_graph_mode = g.cuda_graph_mode;
     spec.cuda_graph_max_tokens = g.cuda_graph_max_tokens;
+    SchedulerOptions options = options_of(g.scheduler);
     EngineProfile::default_graph_launch(engine.get(), g.node.has("cuda_graph_mode"),
-                                        g.node.has("cuda_graph_max_tokens"),
-                                        base_options.max_num_seqs, spec);
+                                        g.node.has("cuda_graph_max_tokens"), options.max_num_seqs,
+                                        spec);
     spec.power_cap_w = g.power_cap_w;
     spec.topology = g.topology;  // "" = the GPU's own links
     if (const std::string why = spec.gpu->topology_problem(spec.links()); !why.empty()) {
@@ -133,39 +137,37 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
         g.node.at("power_cap_w").fail(why);
       }
     }
-    SchedulerOptions options = base_options;
     if (options.max_model_len <= 0) options.max_model_len = spec.model->max_position_embeddings;
     if (spec.model->max_position_embeddings > 0 &&
         options.max_model_len > spec.model->max_position_embeddings) {
       // vLLM refuses to start; in a mixed fleet the router would send such contexts here.
-      config.scheduler.at("max_model_len")
+      g.scheduler.at("max_model_len")
           .fail(fmt::format("{} is longer than {}'s context ({} tokens, max_position_embeddings)",
                             options.max_model_len, spec.model->name,
                             spec.model->max_position_embeddings));
     }
-    const bool chunked = chunked_prefill(config.scheduler, options);
+    const bool chunked = chunked_prefill(g.scheduler, options);
     if (!chunked && options.max_num_batched_tokens > 0 &&
         options.max_num_batched_tokens < options.max_model_len &&
-        !config.scheduler.has("max_model_len")) {
+        !g.scheduler.has("max_model_len")) {
       // Without chunking a prompt must fit one iteration: cap the model length at the budget.
       options.max_model_len = options.max_num_batched_tokens;
     }
     if (!chunked && options.max_num_batched_tokens > 0 &&
         options.max_num_batched_tokens < options.max_model_len) {
-      config.scheduler.fail(fmt::format(
+      g.scheduler.fail(fmt::format(
           "max_num_batched_tokens ({}) must be ≥ max_model_len ({}) without chunked prefill",
           options.max_num_batched_tokens, options.max_model_len));
     }
-    std::unique_ptr<ReplicaScheduler> first = make_replica_scheduler(config.scheduler, options);
+    std::unique_ptr<ReplicaScheduler> first = make_replica_scheduler(g.scheduler, options);
     if (first->token_budget() < options.max_num_seqs) {
       // vLLM refuses to start: a full batch of decodes would not fit one iteration's budget.
       // Blame the key the user wrote (the budget's, else max_num_seqs).
       const char* budget_key =
-          config.scheduler.has("chunk_size") ? "chunk_size" : "max_num_batched_tokens";
-      const ConfigNode at = config.scheduler.has(budget_key) ? config.scheduler.at(budget_key)
-                            : config.scheduler.has("max_num_seqs")
-                                ? config.scheduler.at("max_num_seqs")
-                                : config.scheduler;
+          g.scheduler.has("chunk_size") ? "chunk_size" : "max_num_batched_tokens";
+      const ConfigNode at = g.scheduler.has(budget_key)       ? g.scheduler.at(budget_key)
+                            : g.scheduler.has("max_num_seqs") ? g.scheduler.at("max_num_seqs")
+                                                              : g.scheduler;
       at.fail(fmt::format("{} ({}{}) must be ≥ max_num_seqs ({}), as vLLM requires", budget_key,
                           first->token_budget(),
                           options.max_num_batched_tokens > 0 ? "" : ", the kind's default",
@@ -211,7 +213,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     if (blocks * options.block_size < options.max_model_len) {
       // vLLM refuses to start when one request of max_model_len could not fit the KV cache.
       const ConfigNode at =
-          config.scheduler.has("max_model_len") ? config.scheduler.at("max_model_len") : g.node;
+          g.scheduler.has("max_model_len") ? g.scheduler.at("max_model_len") : g.node;
       at.fail(fmt::format(
           "max_model_len {} does not fit {}'s KV cache on {} × {} ({} blocks of {} = {} tokens), "
           "as vLLM refuses (expected a smaller max_model_len, more GPUs or more memory)",
@@ -223,8 +225,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
       tier = make_kv_offload(*config.kv_offload, spec, options, *first, run.speculation.get());
     }
     for (int i = 0; i < g.count; ++i) {
-      auto scheduler =
-          i == 0 ? std::move(first) : make_replica_scheduler(config.scheduler, options);
+      auto scheduler = i == 0 ? std::move(first) : make_replica_scheduler(g.scheduler, options);
       KvCache kv(blocks, options.block_size, options.watermark);
       kv.set_prefix_caching(options.enable_prefix_caching);
       if (tier) kv.set_offload(std::make_shared<KvOffload>(*tier));  // each replica its own
@@ -236,11 +237,16 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     }
   }
   run.router = make_router(config.router, stream_seed(config.seed, 1));
+  // Each group's scheduler, its own keys laid over the fleet's, must take its part.
   if (config.disaggregated()) {
-    check_disaggregation_roles(config.scheduler, base_options);
+    for (const auto& g : config.replicas) {
+      check_disaggregation_roles(g.scheduler, options_of(g.scheduler));
+    }
     run.decode_router = make_decode_router(config.decode_router, stream_seed(config.seed, 3));
   }
-  check_fleet_queue(config.router, config.scheduler, base_options);
+  for (const auto& g : config.replicas) {
+    check_fleet_queue(config.router, g.scheduler, options_of(g.scheduler));
+  }
   run.cost_model = cache ? cache->cost_model(config.cost_model, dirs)
                          : std::shared_ptr<const CostModel>(make_cost_model(config.cost_model));
   for (const auto& g : config.replicas) {

@@ -190,6 +190,43 @@ ConfigNode ConfigNode::parse(const std::string& text, const std::string& source)
 
 ConfigNode ConfigNode::flag(const std::string& name) { return parse("", name); }
 
+ConfigNode& ConfigNode::operator=(const ConfigNode& o) {
+  if (this == &o) return *this;
+  ctx_ = o.ctx_;
+  node_.reset(o.node_);
+  path_ = o.path_;
+  key_mark_ = o.key_mark_;
+  overlay_mark_ = o.overlay_mark_;
+  over_ = o.over_;
+  return *this;
+}
+
+ConfigNode& ConfigNode::operator=(ConfigNode&& o) {
+  if (this == &o) return *this;
+  ctx_ = std::move(o.ctx_);
+  node_.reset(o.node_);
+  path_ = std::move(o.path_);
+  key_mark_ = o.key_mark_;
+  overlay_mark_ = o.overlay_mark_;
+  over_ = o.over_;
+  return *this;
+}
+
+ConfigNode ConfigNode::overlaid(const ConfigNode& over) const {
+  require_map("a map");
+  over.require_map("a map");
+  // The key and value nodes themselves go in, so each keeps its place in the file.
+  YAML::Node merged(YAML::NodeType::Map);
+  for (const auto& kv : node_) {
+    if (!over.has(kv.first.Scalar())) merged.force_insert(kv.first, kv.second);
+  }
+  for (const auto& kv : over.node_) merged.force_insert(kv.first, kv.second);
+  ConfigNode out(ctx_, merged, path_);
+  out.overlay_mark_ = over.node_.Mark();
+  out.over_ = std::make_shared<const ConfigNode>(over);
+  return out;
+}
+
 void ConfigNode::apply_override(const std::string& assignment, std::string_view flag) {
   const std::string given = fmt::format("{} {}", flag, assignment);
   const auto eq = assignment.find('=');
@@ -329,7 +366,8 @@ std::string ConfigNode::where() const {
       return assignment;
     }
   }
-  const YAML::Mark m = node_.IsNull() && !key_mark_.is_null() ? key_mark_ : node_.Mark();
+  YAML::Mark m = node_.IsNull() && !key_mark_.is_null() ? key_mark_ : node_.Mark();
+  if (m.is_null() && !overlay_mark_.is_null()) m = overlay_mark_;
   if (m.is_null()) {
     // A section with no place in the file was made by a --set of a deeper path
     // (scheduler.foo.bar=5 makes scheduler.foo).
@@ -365,6 +403,8 @@ std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
 }
 
 ConfigNode ConfigNode::at(std::string_view key) const {
+  // A key laid over an overlaid map is named by the path and flags of where it was written.
+  if (over_ && over_->has(key)) return over_->at(key);
   if (!node_.IsMap()) fail(fmt::format("expected a map with key '{}'", key));
   if (!has(key)) fail(fmt::format("missing key '{}'", key));
   ConfigNode child(ctx_, node_[std::string(key)], child_path(key));
@@ -519,9 +559,12 @@ void ConfigNode::check_keys(const std::vector<std::string>& known) const {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::vector<std::string> sorted = known;
       std::sort(sorted.begin(), sorted.end());
-      const ConfigNode child(ctx_, kv.first, child_path(key));
+      const bool laid_over = over_ && over_->has(key);
+      const ConfigNode child(laid_over ? over_->ctx_ : ctx_, kv.first,
+                             laid_over ? over_->child_path(key) : child_path(key));
+      const std::string& in = laid_over ? over_->path_ : path_;
       throw InputError(fmt::format("{}: unknown key '{}'{} ({}known: {})", child.where(), key,
-                                   path_.empty() ? "" : " in " + path_, did_you_mean(key, known),
+                                   in.empty() ? "" : " in " + in, did_you_mean(key, known),
                                    fmt::join(sorted, ", ")));
     }
   }

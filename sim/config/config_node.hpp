@@ -25,6 +25,13 @@ inline constexpr std::uintmax_t kMaxConfigBytes = std::uintmax_t{16} << 20;
 class ConfigNode {
  public:
   ConfigNode() = default;
+  ConfigNode(const ConfigNode&) = default;
+  ConfigNode(ConfigNode&&) = default;
+  // Assignment rebinds this handle to the other's node. (YAML::Node's own assignment would write
+  // the other's value into the node this handle shares with its document or another handle.)
+  ConfigNode& operator=(const ConfigNode& o);
+  ConfigNode& operator=(ConfigNode&& o);
+  ~ConfigNode() = default;
   // Loads a YAML file; throws InputError for a missing file, a file that is not a regular file or
   // is larger than kMaxConfigBytes, or a syntax error.
   static ConfigNode load_file(const std::string& path);
@@ -99,6 +106,10 @@ class ConfigNode {
   // "file:line:col" of this node, or "--set a.b=c" (the flag that gave it) for overridden values.
   std::string where() const;
 
+  // This map with the keys of map `over` laid over its own (a replica group's scheduler keys over
+  // the fleet's): every value keeps its own position; the map itself is placed at `over`.
+  ConfigNode overlaid(const ConfigNode& over) const;
+
   // Deep copy of the YAML (for writing a resolved config next to outputs).
   std::string dump() const;
   // The YAML as JSON: plain scalars that read as null, true/false, an integer or a number become
@@ -118,6 +129,10 @@ class ConfigNode {
   YAML::Node node_;
   std::string path_;
   YAML::Mark key_mark_;  // where the key of an empty value stands (its value has no position)
+  // An overlaid map (overlaid()): where its keys were laid over, and that map, whose keys are
+  // named by their own path and flags.
+  YAML::Mark overlay_mark_ = YAML::Mark::null_mark();
+  std::shared_ptr<const ConfigNode> over_;
 };
 
 }  // namespace servesim

@@ -23,7 +23,7 @@ ReplicaGroupConfig parse_group(const ConfigNode& g, const std::string& default_m
   g.require_map("a replica group {gpu, tp, count, …}");
   g.check_keys({"gpu", "model", "count", "tp", "pp", "precision", "cuda_graphs", "cuda_graph_mode",
                 "cuda_graph_max_tokens", "power_cap_w", "topology", "role", "batches_in_flight",
-                "kv_cache_dtype", "attention_dp", "ep"});
+                "kv_cache_dtype", "attention_dp", "ep", "scheduler"});
   ReplicaGroupConfig c;
   c.node = g;
   c.gpu = g.get_string("gpu");
@@ -165,6 +165,19 @@ RunConfig RunConfig::parse(const ConfigNode& document, std::optional<std::uint64
     }
   }
   c.scheduler = section_or_empty(root, "scheduler", "sarathi");
+  for (auto& g : c.replicas) {
+    const std::optional<ConfigNode> own = g.node.find("scheduler");
+    g.scheduler = c.scheduler;
+    if (own) {
+      own->require_map("a replica group's scheduler keys {max_num_seqs, …}");
+      if (own->has("kind")) {
+        own->at("kind").fail(
+            "a replica group's scheduler refines the fleet's and keeps its kind (expected the "
+            "kind in the top-level scheduler section only)");
+      }
+      g.scheduler = c.scheduler.overlaid(*own);
+    }
+  }
   c.router = section_or_empty(root, "router", "round_robin");
   // Disaggregation: prefill and decode groups come together, without mixed ones.
   const auto with_role = [&](ReplicaRole role) {

@@ -38,6 +38,10 @@ struct ReplicaGroupConfig {
   std::string topology;  // "" = the GPU's default (GpuSpec::default_topology)
   ReplicaRole role = ReplicaRole::kMixed;
   int batches_in_flight = 0;  // pipeline parallelism: steps in flight at once; 0 = pp
+  // The group's scheduler: the fleet's `scheduler:` section with the group's own `scheduler:`
+  // keys laid over it (a prefill pool's token budget beside a decode pool's batch size, as
+  // disaggregated engines launch each pool); the kind is always the fleet's.
+  ConfigNode scheduler;
 };
 
 // What `output:` asks for.

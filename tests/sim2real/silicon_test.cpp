@@ -73,10 +73,37 @@ TEST_CASE("every silicon row is run or listed with the reason it is not", "[sili
   const auto results = replay_silicon_rows(rows, SiliconOptions{});
   const auto report = silicon_report_json(results, SiliconOptions{});
   CHECK(report["coverage"]["rows"] == 9);
-  CHECK(report["coverage"]["run"] == 8);
-  std::vector<std::string> reasons;
-  for (const auto& n : report["not_run"]) reasons.push_back(n["reason"].get<std::string>());
-  CHECK(reasons == std::vector<std::string>{"disaggregated (prefill and decode pools)"});
+  CHECK(report["coverage"]["run"] == 9);
+  CHECK(report["not_run"].empty());
+  CHECK(report["partitions"]["mode"]["disagg"]["rows"] == 1);
+  // The disaggregated row: one DEP8 context server and one DEP32 generation server of a GB200
+  // rack, the decode batch 8 on each of its 32 ranks, the prompt's KV moved over NVLink.
+  CHECK(rows[1].prefill.workers == 1);
+  CHECK(rows[1].decode.batch == 8);
+  const std::string& pd = results[1].plan.config_yaml;
+  CHECK_THAT(pd, Catch::Contains("tp: 8, pp: 1, precision: fp8, kv_cache_dtype: fp8, "
+                                 "attention_dp: 8, ep: 8, count: 1, role: prefill, "
+                                 "cuda_graphs: false"));
+  CHECK_THAT(pd, Catch::Contains("max_num_batched_tokens: 131072, max_num_seqs: 128,"));
+  CHECK_THAT(pd, Catch::Contains("attention_dp: 32, ep: 32, count: 1, role: decode, "
+                                 "cuda_graph_mode: decode_only, cuda_graph_max_tokens: 256"));
+  CHECK_THAT(pd, Catch::Contains("max_num_batched_tokens: 66176, max_num_seqs: 256,"));
+  CHECK_THAT(pd, Catch::Contains("cluster: {gpus_per_node: 72}"));
+  // Its errors as a guard against drift: TPOT +13.3%, TTFT −62.3% (disaggregated TTFT is priced
+  // far too fast; doc/validation.md).
+  const nlohmann::json& pd_row = report["rows"][1];
+  CHECK(pd_row["mode"] == "disagg");
+  CHECK(std::abs(pd_row["metrics"]["tpot_mean"]["error_pct"].get<double>()) < 20);
+  CHECK(std::abs(pd_row["metrics"]["ttft_mean"]["error_pct"].get<double>()) < 75);
+  // A disaggregated row without worker counts (the 2025 result files') is listed, not guessed.
+  const auto unstated = read_silicon_file(
+      edited("no_workers.csv", ",disagg,1024,1024,fp8,fp8,,,,,,,1,1,1,1,8,1,8,8,1,",
+             ",disagg,1024,1024,fp8,fp8,,,,,,,1,,1,1,8,1,8,8,,"));
+  const auto unstated_run = replay_silicon_rows({unstated[1]}, SiliconOptions{});
+  CHECK_THAT(unstated_run[0].plan.not_run, Catch::Contains("states no worker counts"));
+  // Its concurrency, when the source does not state it, is the decode batch on every rank.
+  const auto no_conc = read_silicon_file(edited("no_conc.csv", "; silicon_concurrency=256", ""));
+  CHECK(no_conc[1].concurrency == 8 * 32);
   // InferenceX's MiniMax-M2.5 vLLM row writes its dp-attn launch on 4 GPUs as tp_size =
   // attention_dp_size = 4, moe_ep_size 16: four attention groups and four expert ranks.
   CHECK_THAT(results[4].plan.config_yaml,

@@ -103,6 +103,45 @@ TEST_CASE("Disaggregation config errors name the key and what was expected", "[p
                       "prefill off"));
 }
 
+TEST_CASE("A replica group's scheduler keys refine the fleet's for its replicas", "[pd]") {
+  using Catch::Contains;
+  // The prefill pool batches up to 4096 tokens of 3 prompts, the decode pool holds 5 requests;
+  // the fleet's chunk size and kind stand wherever a group does not set its own.
+  const std::string pools =
+      "[{gpu: h100-sxm, role: prefill, scheduler: {max_num_seqs: 3, chunk_size: 4096}},\n"
+      "  {gpu: h100-sxm, count: 2, role: decode, scheduler: {max_num_seqs: 5}}]";
+  Simulation sim(RunConfig::parse(ConfigNode::parse(config(pools), "t.yaml")));
+  const Fleet& fleet = sim.fleet();
+  REQUIRE(fleet.size() == 3);
+  CHECK(fleet[0]->scheduler->seat_limit() == 3);
+  CHECK(fleet[0]->scheduler->token_budget() == 4096);
+  for (std::size_t i = 1; i < 3; ++i) {
+    CHECK(fleet[i]->scheduler->seat_limit() == 5);
+    CHECK(fleet[i]->scheduler->token_budget() == 2048);
+  }
+  const auto s = run(config(pools));
+  CHECK(s["requests"]["finished"] == 50);
+  // The fleet's section is left as written: a group without keys of its own takes it whole.
+  Simulation plain(RunConfig::parse(ConfigNode::parse(config(kPd), "t.yaml")));
+  CHECK(plain.fleet()[0]->scheduler->token_budget() == 2048);
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, role: prefill, scheduler: {kind: vllm}}, "
+                             "{gpu: h100-sxm, role: decode}]")),
+             Contains("t.yaml:4:61:") && Contains("keeps its kind"));
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, role: prefill, scheduler: 4}, "
+                             "{gpu: h100-sxm, role: decode}]")),
+             Contains("t.yaml:4:") && Contains("a replica group's scheduler keys"));
+  // A group's unknown key is named with the group's path, at its place in the file.
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, role: prefill}, "
+                             "{gpu: h100-sxm, role: decode, scheduler: {max_num_seq: 2}}]")),
+             Contains("t.yaml:4:") &&
+                 Contains("unknown key 'max_num_seq' in replicas[1].scheduler") &&
+                 Contains("did you mean 'max_num_seqs'"));
+  // A bad value of a group's key is named where the group wrote it.
+  CHECK_THAT(error_of(config("[{gpu: h100-sxm, role: prefill}, "
+                             "{gpu: h100-sxm, role: decode, scheduler: {max_num_seqs: -2}}]")),
+             Contains("t.yaml:4:") && Contains("replicas[1].scheduler.max_num_seqs"));
+}
+
 TEST_CASE("Pipeline stages hand off over the cluster's links, over NICs between nodes", "[pp]") {
   using Catch::Contains;
   const std::string big = "[{gpu: h100-sxm, model: meta-llama/Llama-2-70b-hf, tp: 8, pp: 2}]";

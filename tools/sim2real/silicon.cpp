@@ -1,6 +1,7 @@
 #include "tools/sim2real/silicon.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -135,6 +136,35 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
                     adp = col("attention_dp_size"), moe_tp = col("moe_tp_size"),
                     moe_ep = col("moe_ep_size"), ttft = col("silicon_ttft_ms"),
                     tpot = col("silicon_tpot_ms");
+  // The pools' columns, all or none: a file of aggregated rows may leave them out.
+  static constexpr std::array<std::string_view, 7> kPoolKeys{
+      "num_workers",       "batch_size",  "tp_size",    "pp_size",
+      "attention_dp_size", "moe_tp_size", "moe_ep_size"};
+  const bool pools = csv.has_column("prefill_num_workers") || csv.has_column("decode_num_workers");
+  std::array<std::array<std::size_t, 7>, 2> pool_col{};
+  if (pools) {
+    for (std::size_t p = 0; p < 2; ++p) {
+      for (std::size_t k = 0; k < kPoolKeys.size(); ++k) {
+        const std::string name = fmt::format("{}_{}", p == 0 ? "prefill" : "decode", kPoolKeys[k]);
+        pool_col[p][k] = csv.column(name,
+                                    "the prefill_ and decode_ columns of disaggregated rows "
+                                    "(num_workers, batch_size, tp_size, pp_size, "
+                                    "attention_dp_size, moe_tp_size, moe_ep_size)");
+      }
+    }
+  }
+  const auto read_pool = [&](const std::array<std::size_t, 7>& c) {
+    SiliconPool pool;
+    pool.workers = count_at(csv, c[0], true, 0);
+    pool.batch = count_at(csv, c[1], true, 0);
+    pool.tp = count_at(csv, c[2], false, 1);
+    pool.pp = count_at(csv, c[3], true, 1);
+    pool.attention_dp = layout_at(csv, c[4]);
+    pool.attention_dp_stated = !csv.field(c[4]).empty();
+    pool.moe_tp = layout_at(csv, c[5]);
+    pool.moe_ep = layout_at(csv, c[6]);
+    return pool;
+  };
   std::vector<SiliconRow> rows;
   while (csv.next_row()) {
     SiliconRow r;
@@ -171,6 +201,16 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
     r.attention_dp_stated = !csv.field(adp).empty();
     r.moe_tp = layout_at(csv, moe_tp);
     r.moe_ep = layout_at(csv, moe_ep);
+    if (!agg && pools) {
+      r.pools = true;
+      r.prefill = read_pool(pool_col[0]);
+      r.decode = read_pool(pool_col[1]);
+      // A row whose source states no concurrency: its decode batch on every decode rank.
+      if (r.concurrency == 0 && r.decode.batch > 0 && r.decode.workers > 0) {
+        r.concurrency =
+            r.decode.batch * r.decode.workers * silicon_layout(pool_row(r, r.decode)).attention_dp;
+      }
+    }
     r.ttft_ms = positive_at(csv, ttft);
     r.tpot_ms = positive_at(csv, tpot);
     rows.push_back(std::move(r));
@@ -227,91 +267,235 @@ SiliconLayout silicon_layout(const SiliconRow& row) {
   return l;
 }
 
-SiliconPlan plan_silicon_row(const SiliconRow& row, Catalog& catalog, const SiliconOptions& o) {
-  if (row.mode != "agg") return {"", "disaggregated (prefill and decode pools)"};
-  if (row.concurrency <= 0) return {"", "the row states no client concurrency"};
-  const auto engine = o.engines.find(row.backend);
-  if (engine == o.engines.end()) {
-    return {"", fmt::format("no engine profile for {}", row.backend)};
-  }
-  // The model first: a row of a model servesim lacks is that, whatever its format.
-  const std::string model = catalog_model(row.model_path, catalog.model_names());
-  if (model.empty()) return {"", fmt::format("model {} is not in the catalog", row.model_path)};
-  const SiliconLayout layout = silicon_layout(row);
-  if (!layout.problem.empty()) return {"", layout.problem};
-  const std::string precision = silicon_weight_format(row);
-  if (precision.empty()) {
-    return {"", fmt::format("precision {} with GEMM quantization '{}' is not priced", row.precision,
-                            row.gemm_quant)};
-  }
-  const std::vector<std::string> gpus = catalog.gpu_names();
-  const std::string gpu = silicon_system_gpu(row.system);
-  if (gpu.empty() || std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
-    return {"", fmt::format("no hardware file for system {}", row.system)};
-  }
-  const ConfigNode where = ConfigNode::parse("{}", row.where);
-  const GpuSpec& spec = catalog.gpu(gpu, where);
-  if (std::string why = spec.precision_problem(*precision_named(precision)); !why.empty()) {
-    return {"", why};
-  }
-  const ModelSpec& model_spec = catalog.model(model, where);
-  // A Grace-Blackwell rack joins its 72 GPUs in one NVLink domain (configs/hardware/gb200.yaml):
-  // a replica within it is priced as within a node; elsewhere a node is 8 GPUs.
-  const int domain = gpu == "gb200" || gpu == "gb300" ? 72 : 8;
-  if (layout.gpus * row.pp > domain) {
-    return {"", fmt::format("layout: {} GPUs span more than one NVLink domain of {} (tensor and "
-                            "expert parallelism across nodes are not priced)",
-                            layout.gpus * row.pp, domain)};
+SiliconRow pool_row(const SiliconRow& row, const SiliconPool& pool) {
+  SiliconRow r = row;
+  r.tp = pool.tp;
+  r.pp = pool.pp;
+  r.attention_dp = pool.attention_dp;
+  r.attention_dp_stated = pool.attention_dp_stated;
+  r.moe_tp = pool.moe_tp;
+  r.moe_ep = pool.moe_ep;
+  return r;
+}
+
+namespace {
+
+// What a row runs on once its engine, model, precision and GPU are found in the catalog.
+struct RowBasis {
+  std::string engine;     // the engine profile
+  std::string model;      // the catalog's model
+  std::string precision;  // the config's weight format
+  std::string gpu;        // the catalog's GPU
+  const GpuSpec* gpu_spec = nullptr;
+  const ModelSpec* model_spec = nullptr;
+  int domain = 8;  // GPUs in one NVLink domain
+};
+
+// Why one server of `layout` (a worker of `r`'s columns) cannot run; "" when it can.
+std::string layout_problem(const SiliconRow& r, const SiliconLayout& layout, const RowBasis& b) {
+  if (!layout.problem.empty()) return layout.problem;
+  if (layout.gpus * r.pp > b.domain) {
+    return fmt::format(
+        "layout: {} GPUs span more than one NVLink domain of {} (tensor and expert parallelism "
+        "across nodes are not priced)",
+        layout.gpus * r.pp, b.domain);
   }
   if (layout.attention_dp > 1 || layout.ep > 1) {
     const auto groups = static_cast<int>(layout.attention_dp);
-    if (std::string why = model_spec.ep_problem(static_cast<int>(layout.ep), groups);
+    if (std::string why = b.model_spec->ep_problem(static_cast<int>(layout.ep), groups);
         !why.empty()) {
-      return {"", "layout: " + why};
+      return "layout: " + why;
     }
   }
-  if (std::string why = model_spec.tp_problem(static_cast<int>(layout.gpus / layout.attention_dp));
+  if (std::string why =
+          b.model_spec->tp_problem(static_cast<int>(layout.gpus / layout.attention_dp));
       !why.empty()) {
-    return {"", "layout: attention TP " + why};
+    return "layout: attention TP " + why;
   }
-  const ServerLaunch launch = server_launch(row, layout, spec, model_spec, precision);
-  // A launch whose weights leave no KV cache for one request is a layout servesim prices short
-  // of memory (or a launch flag it does not know): named, not run.
+  return "";
+}
+
+// Whether a server of `layout` launched as `launch` holds one request of its model length in KV:
+// a launch whose weights leave none is a layout servesim prices short of memory (or a launch
+// flag it does not know).
+bool kv_holds_a_request(const SiliconRow& r, const SiliconLayout& layout, const RowBasis& b,
+                        const ServerLaunch& launch) {
   ReplicaSpec replica;
-  replica.gpu = &spec;
-  replica.model = &model_spec;
+  replica.gpu = b.gpu_spec;
+  replica.model = b.model_spec;
   replica.tp = static_cast<int>(layout.gpus);
-  replica.pp = static_cast<int>(row.pp);
+  replica.pp = static_cast<int>(r.pp);
   replica.attention_dp = static_cast<int>(layout.attention_dp);
   replica.moe_ep = static_cast<int>(layout.ep);
-  replica.weights = *precision_named(precision);
+  replica.weights = *precision_named(b.precision);
   replica.kv_dtype_bytes = launch.kv_cache_dtype == "fp8" ? 1.0 : 2.0;
   constexpr std::int32_t kBlock = 16;
   const MemoryPlan memory = plan_kv_memory(replica, launch.memory_fraction, kBlock,
                                            static_cast<std::int32_t>(launch.tokens),
                                            static_cast<std::int32_t>(launch.seqs));
-  if (memory.num_blocks * kBlock < launch.max_model_len) {
+  return memory.num_blocks * kBlock >= launch.max_model_len;
+}
+
+// A replica group's layout keys.
+std::string layout_keys(const SiliconRow& r, const SiliconLayout& layout, const RowBasis& b,
+                        const std::string& kv_cache_dtype) {
+  std::string y = fmt::format("gpu: {}, tp: {}, pp: {}, precision: {}, kv_cache_dtype: {}, ", b.gpu,
+                              layout.gpus, r.pp, b.precision, kv_cache_dtype);
+  if (layout.attention_dp > 1) y += fmt::format("attention_dp: {}, ", layout.attention_dp);
+  if (layout.ep > 1) y += fmt::format("ep: {}, ", layout.ep);
+  return y;
+}
+
+std::string config_head(const SiliconRow& row, const RowBasis& b, const SiliconOptions& o) {
+  std::string y =
+      fmt::format("# Generated by sim2real --silicon from {} ({})\n", row.where, row.id);
+  y += fmt::format("name: {}\nseed: {}\nmodel: {}\n", quoted(row.id), o.seed, quoted(b.model));
+  return y;
+}
+
+SiliconPlan plan_aggregated(const SiliconRow& row, const RowBasis& b, const SiliconOptions& o) {
+  const SiliconLayout layout = silicon_layout(row);
+  if (std::string why = layout_problem(row, layout, b); !why.empty()) return {"", why};
+  const ServerLaunch launch = server_launch(row, layout, *b.gpu_spec, *b.model_spec, b.precision);
+  if (!kv_holds_a_request(row, layout, b, launch)) {
     return {"",
             "memory: the weights leave no KV cache for one request at the launch's memory "
             "fraction"};
   }
-  std::string y =
-      fmt::format("# Generated by sim2real --silicon from {} ({})\n", row.where, row.id);
-  y += fmt::format("name: {}\nseed: {}\nmodel: {}\n", quoted(row.id), o.seed, quoted(model));
-  y += fmt::format("replicas:\n  - {{gpu: {}, tp: {}, pp: {}, precision: {}, kv_cache_dtype: {}, ",
-                   gpu, layout.gpus, row.pp, precision, launch.kv_cache_dtype);
-  if (layout.attention_dp > 1) y += fmt::format("attention_dp: {}, ", layout.attention_dp);
-  if (layout.ep > 1) y += fmt::format("ep: {}, ", layout.ep);
+  std::string y = config_head(row, b, o);
+  y += "replicas:\n  - {" + layout_keys(row, layout, b, launch.kv_cache_dtype);
   y += fmt::format("cuda_graph_mode: {}, cuda_graph_max_tokens: {}}}\n", launch.graph_mode,
                    launch.graph_max_tokens);
   if (layout.gpus * row.pp > 8) {
-    y += fmt::format("cluster: {{gpus_per_node: {}}}   # one NVLink domain\n", domain);
+    y += fmt::format("cluster: {{gpus_per_node: {}}}   # one NVLink domain\n", b.domain);
   }
   y += launch.scheduler;
   y += "router: {kind: round_robin}\n";
-  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", engine->second);
+  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", b.engine);
   y += "workload:\n" + launch.client;
   return {y, ""};
+}
+
+// A disaggregated row: `prefill.workers` prefill and `decode.workers` decode servers, each laid
+// out by its pool's columns and launched by its engine's rules for the row (server_launch: KV
+// dtype, memory fraction), with the pool's own limits: a prefill server batches whole prompts
+// within its engine's prefill budget per attention-DP rank (TensorRT-LLM's context servers
+// max_num_tokens 16384 in the Dynamo recipes InferenceX runs, SGLang's chunked-prefill size,
+// vLLM's 8192), without CUDA graphs; a decode server holds the row's decode batch per rank, its
+// graphs up to that batch. The prompt's KV moves to the decode server with the most free KV over
+// NVLink within a GB200 rack, else between 8-GPU nodes over their NICs. Not modelled: SGLang's
+// receive skipping and TensorRT-LLM's batch waiting on either side.
+SiliconPlan plan_disaggregated(const SiliconRow& row, const RowBasis& b, const SiliconOptions& o) {
+  if (!row.pools) return {"", "disaggregated: the file has no prefill_ and decode_ columns"};
+  if (row.prefill.workers == 0 || row.decode.workers == 0) {
+    return {"",
+            "disaggregated: the row states no worker counts (prefill_num_workers, "
+            "decode_num_workers empty)"};
+  }
+  const std::int64_t len = row.isl + row.osl + 20;
+  std::string groups;
+  std::int64_t gpus = 0;
+  for (const bool prefill : {true, false}) {
+    const SiliconPool& pool = prefill ? row.prefill : row.decode;
+    const char* role = prefill ? "prefill" : "decode";
+    const SiliconRow r = pool_row(row, pool);
+    const SiliconLayout layout = silicon_layout(r);
+    if (std::string why = layout_problem(r, layout, b); !why.empty()) {
+      return {"", fmt::format("{} pool {}", role, why)};
+    }
+    ServerLaunch launch = server_launch(r, layout, *b.gpu_spec, *b.model_spec, b.precision);
+    const std::int64_t ranks = layout.attention_dp;
+    std::int64_t per_rank_tokens = 0;
+    std::int64_t per_rank_seqs = 0;
+    if (prefill) {
+      const std::int64_t budget = row.backend == "trtllm"   ? 16384
+                                  : row.backend == "sglang" ? std::min(launch.tokens, len)
+                                                            : 8192;
+      per_rank_tokens = std::max(budget, len);
+      per_rank_seqs = std::max<std::int64_t>(1, per_rank_tokens / row.isl);
+    } else {
+      const std::int64_t share = pool.workers * ranks;
+      per_rank_seqs = pool.batch > 0 ? pool.batch : (row.concurrency + share - 1) / share;
+      per_rank_tokens = std::max(per_rank_seqs, len);
+    }
+    launch.tokens = per_rank_tokens * ranks;
+    launch.seqs = per_rank_seqs * ranks;
+    launch.max_model_len = len;
+    if (!kv_holds_a_request(r, layout, b, launch)) {
+      return {"", fmt::format("{} pool memory: the weights leave no KV cache for one request at "
+                              "the launch's memory fraction",
+                              role)};
+    }
+    groups += "  - {" + layout_keys(r, layout, b, launch.kv_cache_dtype);
+    groups += fmt::format("count: {}, role: {}, ", pool.workers, role);
+    groups += prefill ? std::string("cuda_graphs: false")
+                      : fmt::format("cuda_graph_mode: decode_only, cuda_graph_max_tokens: {}",
+                                    launch.seqs);
+    groups += fmt::format(
+        ",\n     scheduler: {{max_num_batched_tokens: {}, max_num_seqs: {}, "
+        "gpu_memory_utilization: {:.4f}}}}}\n",
+        launch.tokens, launch.seqs, launch.memory_fraction);
+    gpus += pool.workers * layout.gpus * r.pp;
+  }
+  if (gpus > kMaxDisaggregatedGpus) {
+    return {"", fmt::format("disaggregated: {} GPUs, more than the {} a run may have", gpus,
+                            kMaxDisaggregatedGpus)};
+  }
+  std::string y = config_head(row, b, o);
+  y += "replicas:\n" + groups;
+  if (b.domain > 8)
+    y += fmt::format("cluster: {{gpus_per_node: {}}}   # one NVLink domain\n", b.domain);
+  y += fmt::format(
+      "scheduler:\n  kind: vllm   # each server batches one kind of work\n  max_model_len: {}\n"
+      "  enable_prefix_caching: false\n",
+      len);
+  y += "router: {kind: round_robin}\n";
+  y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", b.engine);
+  y += "workload:\n" + server_launch(row, silicon_layout(pool_row(row, row.decode)), *b.gpu_spec,
+                                     *b.model_spec, b.precision)
+                           .client;
+  return {y, ""};
+}
+
+}  // namespace
+
+SiliconPlan plan_silicon_row(const SiliconRow& row, Catalog& catalog, const SiliconOptions& o) {
+  if (row.concurrency <= 0) return {"", "the row states no client concurrency"};
+  const auto engine = o.engines.find(row.backend);
+  if (engine == o.engines.end()) {
+    return {"", fmt::format("no engine profile for {}", row.backend)};
+  }
+  RowBasis b;
+  b.engine = engine->second;
+  // The model first: a row of a model servesim lacks is that, whatever its format.
+  b.model = catalog_model(row.model_path, catalog.model_names());
+  if (b.model.empty()) return {"", fmt::format("model {} is not in the catalog", row.model_path)};
+  if (row.mode == "agg") {
+    if (const SiliconLayout layout = silicon_layout(row); !layout.problem.empty()) {
+      return {"", layout.problem};
+    }
+  }
+  b.precision = silicon_weight_format(row);
+  if (b.precision.empty()) {
+    return {"", fmt::format("precision {} with GEMM quantization '{}' is not priced", row.precision,
+                            row.gemm_quant)};
+  }
+  const std::vector<std::string> gpus = catalog.gpu_names();
+  b.gpu = silicon_system_gpu(row.system);
+  if (b.gpu.empty() || std::find(gpus.begin(), gpus.end(), b.gpu) == gpus.end()) {
+    return {"", fmt::format("no hardware file for system {}", row.system)};
+  }
+  const ConfigNode where = ConfigNode::parse("{}", row.where);
+  b.gpu_spec = &catalog.gpu(b.gpu, where);
+  if (std::string why = b.gpu_spec->precision_problem(*precision_named(b.precision));
+      !why.empty()) {
+    return {"", why};
+  }
+  b.model_spec = &catalog.model(b.model, where);
+  // A Grace-Blackwell rack joins its 72 GPUs in one NVLink domain (configs/hardware/gb200.yaml):
+  // a replica within it is priced as within a node; elsewhere a node is 8 GPUs.
+  b.domain = b.gpu == "gb200" || b.gpu == "gb300" ? 72 : 8;
+  return row.mode == "agg" ? plan_aggregated(row, b, o) : plan_disaggregated(row, b, o);
 }
 
 std::vector<SiliconResult> replay_silicon_rows(const std::vector<SiliconRow>& rows,

@@ -20,6 +20,21 @@ namespace servesim::sim2real {
 //                     flags and the aiperf client.
 enum class SiliconCollection { kInferenceX, kInferenceX2025, kAiConfigurator };
 
+// One worker pool of a disaggregated row (its prefill_* or decode_* columns): how many workers,
+// each laid out as an aggregated row's columns are (silicon_layout), and the batch the file states
+// per attention-DP rank (0 when empty). The file's decode batch is the client's concurrency over
+// the decode ranks; its prefill batch is 1 on every row, no launch's.
+struct SiliconPool {
+  std::int64_t workers = 0;  // 0: the row does not say
+  std::int64_t batch = 0;
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::int64_t attention_dp = 1;
+  bool attention_dp_stated = false;
+  std::int64_t moe_tp = 1;
+  std::int64_t moe_ep = 1;
+};
+
 // One row of an InferenceX silicon file (AIConfigurator's silicon_sample.csv layout): one served
 // configuration (model, system, engine and version, precision, parallel layout, ISL/OSL, client
 // concurrency) and its measured mean TTFT and TPOT.
@@ -46,6 +61,10 @@ struct SiliconRow {
   bool attention_dp_stated = false;  // attention_dp_size was not empty
   std::int64_t moe_tp = 1;
   std::int64_t moe_ep = 1;
+  // A disaggregated row's pools; `pools` is false when the file has no prefill_/decode_ columns.
+  bool pools = false;
+  SiliconPool prefill;
+  SiliconPool decode;
   double ttft_ms = kNaN;
   double tpot_ms = kNaN;
 };
@@ -62,10 +81,13 @@ struct SiliconLayout {
 // The file writes layouts two ways (silicon.cpp states the rules and the rows they were read
 // from); this reads both.
 SiliconLayout silicon_layout(const SiliconRow& row);
+// `row` as one of its pools serves it: the pool's layout columns in place of the row's.
+SiliconRow pool_row(const SiliconRow& row, const SiliconPool& pool);
 
-// Reads a silicon CSV. A missing column, a count that is not a whole number ≥ 1 (ISL, OSL, a
-// stated concurrency or layout size; an empty one is unstated) or a measured time that is not a
-// positive number is an InputError naming the file, the line and the column.
+// Reads a silicon CSV. The prefill_* and decode_* columns are read when the file has them (all
+// or none) and only on disaggregated rows. A missing column, a count that is not a whole number ≥ 1
+// (ISL, OSL, a stated concurrency or layout size; an empty one is unstated) or a measured time that
+// is not a positive number is an InputError naming the file, the line and the column.
 std::vector<SiliconRow> read_silicon_file(const std::string& path);
 
 // The weight format (config `precision:`) of a row: its precision column, refined by its GEMM

@@ -32,6 +32,8 @@ std::string precision_name(const SiliconRow& r) {
 std::vector<std::pair<std::string, std::string>> partitions(const SiliconRow& r) {
   return {
       {"engine", r.backend},
+      {"mode", r.mode},
+      {"engine_mode", fmt::format("{} {}", r.backend, r.mode)},
       {"system", r.system},
       {"precision", precision_name(r)},
       {"model", r.model_path},
@@ -78,6 +80,7 @@ nlohmann::json silicon_report_json(const std::vector<SiliconResult>& results,
     rows.push_back(
         {{"id", row.id},
          {"engine", row.backend},
+         {"mode", row.mode},
          {"system", row.system},
          {"precision", precision_name(row)},
          {"model", row.model_path},
