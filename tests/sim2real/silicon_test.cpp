@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "sim/config/input_error.hpp"
 #include "tools/sim2real/silicon_fit.hpp"
+#include "tools/sim2real/silicon_frontier.hpp"
 
 namespace servesim::sim2real {
 namespace {
@@ -237,6 +239,62 @@ TEST_CASE("a silicon row of each engine replays within its band", "[silicon]") {
     CHECK(std::abs(r["metrics"]["ttft_mean"]["error_pct"].get<double>()) < bands[i].first);
     CHECK(std::abs(r["metrics"]["tpot_mean"]["error_pct"].get<double>()) < bands[i].second);
   }
+}
+
+TEST_CASE("the frontier compares servesim's pick with the measured best", "[silicon]") {
+  // An InferenceX row at 1024/1024 (mean output (819 + 1024) / 2 = 921.5 tokens), concurrency
+  // 64 on 8 GPUs, TTFT 500 ms and TPOT 20 ms: a request takes 0.5 + 920.5 × 0.02 = 18.91 s, so
+  // 64 × 921.5 / 18.91 / 8 = 389.9 tokens/s per GPU at 50 tokens/s per user.
+  SiliconRow row;
+  row.source = "db-dump/2026-04-27; silicon_concurrency=64";
+  row.isl = row.osl = 1024;
+  row.concurrency = 64;
+  const FrontierPoint p = frontier_point(row, 8, 500, 20);
+  CHECK(p.tokens_per_s_per_user == Approx(50));
+  CHECK(p.tokens_per_s_per_gpu == Approx(64 * 921.5 / 18.91 / 8));
+  // Five configurations of one group, measured and simulated TPOT (ms) and concurrency: at 35
+  // tokens/s per user the measured best is c (concurrency 64 at 25 ms); servesim prices c too
+  // slow (30 ms, 33 tokens/s) and picks b, measured 48.7% below the best; at 20 tokens/s both
+  // are d, and at 10 both e; no row is measured at 75 tokens/s, so no case there.
+  struct Config {
+    std::int64_t concurrency;
+    double measured_tpot, simulated_tpot;
+  };
+  const std::vector<Config> configs{
+      {4, 15, 15}, {16, 20, 20}, {64, 25, 30}, {128, 40, 40}, {256, 60, 60}};
+  std::vector<SiliconRow> rows(configs.size(), row);
+  std::vector<SiliconResult> results(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    rows[i].id = std::string(1, static_cast<char>('a' + i));
+    rows[i].model_path = "m";
+    rows[i].system = "h100_sxm";
+    rows[i].concurrency = configs[i].concurrency;
+    rows[i].ttft_ms = 200;
+    rows[i].tpot_ms = configs[i].measured_tpot;
+    results[i].row = &rows[i];
+    results[i].plan.gpus = 8;
+    results[i].plan.model = "m";
+    results[i].ttft_ms = 200;
+    results[i].tpot_ms = configs[i].simulated_tpot;
+  }
+  const nlohmann::json f = silicon_frontier_json(results, SiliconOptions{});
+  CHECK(f["groups"] == 1);
+  std::map<double, nlohmann::json> at;
+  for (const auto& c : f["cases"]) at[c["bound_tokens_per_s_per_user"].get<double>()] = c;
+  REQUIRE(at.size() == 4);  // 10, 20, 35 and 50 tokens/s per user
+  CHECK(at[35.0]["best"]["id"] == "c");
+  CHECK(at[35.0]["pick"]["id"] == "b");
+  const double tput_b = frontier_point(rows[1], 8, 200, 20).tokens_per_s_per_gpu;
+  const double tput_c = frontier_point(rows[2], 8, 200, 25).tokens_per_s_per_gpu;
+  CHECK(at[35.0]["gap_pct"].get<double>() == Approx(100 * (1 - tput_b / tput_c)));
+  CHECK_FALSE(at[35.0]["within_10pct"].get<bool>());
+  CHECK(at[20.0]["pick"]["id"] == "d");
+  CHECK(at[20.0]["within_10pct"].get<bool>());
+  CHECK(at[10.0]["pick"]["id"] == "e");
+  CHECK(f["share_within_10pct"].get<double>() == Approx(3.0 / 4));
+  // Fewer than five rows run: the group is not compared.
+  results.pop_back();
+  CHECK(silicon_frontier_json(results, SiliconOptions{})["cases"].empty());
 }
 
 TEST_CASE("an engine fit stays on the rows its profile declares", "[silicon]") {

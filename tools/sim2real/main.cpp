@@ -50,6 +50,12 @@ int main(int argc, char** argv) {
                  "report with them")
       ->check(CLI::IsMember({"vllm", "sglang", "trtllm"}))
       ->needs(silicon_opt);
+  bool silicon_frontier = false;
+  app.add_flag("--frontier", silicon_frontier,
+               "With --silicon: per group of model, system and ISL/OSL with ≥ 5 rows run, pick "
+               "the configuration of most simulated tokens/s/GPU at each per-user speed and "
+               "compare it with the measured frontier (gap, share within 10%)")
+      ->needs(silicon_opt);
   EnergyReplayOptions energy;
   app.add_option("--prompt-tokens", energy.prompt_tokens_mean,
                  "With --mlenergy: mean prompt tokens of the request set (default 634, ML.ENERGY's "
@@ -134,8 +140,9 @@ int main(int argc, char** argv) {
       SiliconOptions silicon;
       silicon.seed = options.seed;
       if (!options.engine.empty()) silicon.engines["vllm"] = options.engine;
-      return run_silicon_command(silicon_file, silicon,
-                                 {args.out_dir, args.json, args.plot_file, silicon_fit});
+      return run_silicon_command(
+          silicon_file, silicon,
+          {args.out_dir, args.json, args.plot_file, silicon_fit, silicon_frontier});
     }
     if (!energy_files.empty()) {
       return run_mlenergy_command(energy_files, energy, options, args.out_dir, args.json,

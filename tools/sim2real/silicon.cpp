@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
@@ -157,7 +158,7 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path) {
     SiliconPool pool;
     pool.workers = count_at(csv, c[0], true, 0);
     pool.batch = count_at(csv, c[1], true, 0);
-    pool.tp = count_at(csv, c[2], false, 1);
+    pool.tp = count_at(csv, c[2], true, 1);
     pool.pp = count_at(csv, c[3], true, 1);
     pool.attention_dp = layout_at(csv, c[4]);
     pool.attention_dp_stated = !csv.field(c[4]).empty();
@@ -373,15 +374,15 @@ SiliconPlan plan_aggregated(const SiliconRow& row, const RowBasis& b, const Sili
   y += "router: {kind: round_robin}\n";
   y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", b.engine);
   y += "workload:\n" + launch.client;
-  return {y, ""};
+  return {y, "", layout.gpus * row.pp, b.model};
 }
 
 // A disaggregated row: `prefill.workers` prefill and `decode.workers` decode servers, each laid
 // out by its pool's columns and launched by its engine's rules for the row (server_launch: KV
 // dtype, memory fraction), with the pool's own limits: a prefill server batches whole prompts
 // within its engine's prefill budget per attention-DP rank (TensorRT-LLM's context servers
-// max_num_tokens 16384 in the Dynamo recipes InferenceX runs, SGLang's chunked-prefill size,
-// vLLM's 8192), without CUDA graphs; a decode server holds the row's decode batch per rank, its
+// max_num_tokens 16384 in the Dynamo recipes InferenceX runs, vLLM's 8192; SGLang one prompt),
+// without CUDA graphs; a decode server holds the row's decode batch per rank, its
 // graphs up to that batch. The prompt's KV moves to the decode server with the most free KV over
 // NVLink within a GB200 rack, else between 8-GPU nodes over their NICs. Not modelled: SGLang's
 // receive skipping and TensorRT-LLM's batch waiting on either side.
@@ -408,8 +409,11 @@ SiliconPlan plan_disaggregated(const SiliconRow& row, const RowBasis& b, const S
     std::int64_t per_rank_tokens = 0;
     std::int64_t per_rank_seqs = 0;
     if (prefill) {
+      // SGLang's prefill servers take one whole prompt per rank and step here: its chunk (the
+      // server's, shared by its DP ranks) would batch more, and a run launched so stalls the
+      // engine on one AIConfigurator row (a fault not yet found).
       const std::int64_t budget = row.backend == "trtllm"   ? 16384
-                                  : row.backend == "sglang" ? std::min(launch.tokens, len)
+                                  : row.backend == "sglang" ? len
                                                             : 8192;
       per_rank_tokens = std::max(budget, len);
       per_rank_seqs = std::max<std::int64_t>(1, per_rank_tokens / row.isl);
@@ -454,7 +458,7 @@ SiliconPlan plan_disaggregated(const SiliconRow& row, const RowBasis& b, const S
   y += "workload:\n" + server_launch(row, silicon_layout(pool_row(row, row.decode)), *b.gpu_spec,
                                      *b.model_spec, b.precision)
                            .client;
-  return {y, ""};
+  return {y, "", gpus, b.model};
 }
 
 }  // namespace
@@ -521,8 +525,11 @@ std::vector<SiliconResult> replay_silicon_rows(const std::vector<SiliconRow>& ro
     } catch (const InputError& e) {
       errors[i] = std::make_exception_ptr(
           InputError(fmt::format("{} ({}): {}", rows[i].where, rows[i].id, e.what())));
-    } catch (...) {
-      errors[i] = std::current_exception();
+    } catch (const std::exception& e) {
+      // A fault of servesim's own: named with the row and the config that reproduces it.
+      errors[i] = std::make_exception_ptr(
+          std::runtime_error(fmt::format("{} ({}): {}\nits config:\n{}", rows[i].where, rows[i].id,
+                                         e.what(), r.plan.config_yaml)));
     }
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   });

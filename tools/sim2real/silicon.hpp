@@ -109,7 +109,9 @@ struct SiliconOptions {
 // What a row becomes: the config that replays it, or why servesim cannot express it yet.
 struct SiliconPlan {
   std::string config_yaml;
-  std::string not_run;  // non-empty: the reason
+  std::string not_run;     // non-empty: the reason
+  std::int64_t gpus = 0;   // the GPUs the run serves on (both pools of a disaggregated row)
+  std::string model = {};  // the catalog's model it runs (a quantized checkpoint's base model)
 };
 
 // The run of `row`: InferenceX's client (workload.client: num_prompts 10 × concurrency, 2 ×

@@ -12,6 +12,7 @@
 #include "tools/common/plot_runner.hpp"
 #include "tools/sim2real/replay.hpp"
 #include "tools/sim2real/silicon_fit.hpp"
+#include "tools/sim2real/silicon_frontier.hpp"
 
 namespace servesim::sim2real {
 
@@ -27,7 +28,8 @@ int run_silicon_command(const std::string& file, SiliconOptions options,
         EngineProfile::load(ConfigNode::parse(fit.engine, "--fit"))->file, fit.engine, fit.gpu);
   }
   const std::vector<SiliconResult> results = replay_silicon_rows(rows, options);
-  const nlohmann::json doc = silicon_report_json(results, options);
+  nlohmann::json doc = silicon_report_json(results, options);
+  if (args.frontier) doc["frontier"] = silicon_frontier_json(results, options);
   if (!out_dir.empty()) {
     make_output_folder(out_dir, "--out");
     for (const SiliconResult& r : results) {
@@ -46,6 +48,7 @@ int run_silicon_command(const std::string& file, SiliconOptions options,
     f << doc.dump(2) << "\n";
   }
   std::cout << (args.json ? doc.dump(2) + "\n" : silicon_report_table(doc));
+  if (args.frontier && !args.json) std::cout << silicon_frontier_table(doc["frontier"]);
   if (!args.plot_file.empty()) {
     plot_beside(args.plot_file, "silicon", doc.dump(2) + "\n", ".json", std::cout, std::cerr);
   }

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/sim2real/silicon.hpp"
+
+namespace servesim::sim2real {
+
+// A row's place on the throughput frontier, from its mean TTFT and TPOT (measured or simulated):
+// per-user speed 1000 / TPOT tokens/s, and output tokens/s per GPU
+//   concurrency × L / (TTFT + (L − 1) × TPOT) / GPUs,
+// L the client's mean output length (the OSL for fixed lengths, (⌊0.8 OSL⌋ + OSL) / 2 for
+// InferenceX's lengths uniform in [⌊0.8 OSL⌋, OSL]), every time in seconds.
+struct FrontierPoint {
+  double tokens_per_s_per_user = 0;
+  double tokens_per_s_per_gpu = 0;
+};
+FrontierPoint frontier_point(const SiliconRow& row, std::int64_t gpus, double ttft_ms,
+                             double tpot_ms);
+
+// The per-user speeds (tokens/s) a group's configurations are compared at.
+inline constexpr double kFrontierBounds[] = {10, 20, 35, 50, 75, 100, 150, 200};
+
+// servesim's pick among a file's measured configurations against the measured frontier. Rows are
+// grouped by the catalog's model (a quantized checkpoint's base model), system and ISL/OSL
+// (engines, precisions, layouts, modes and concurrencies are the choices); a group with at least 5
+// rows run outside every fit set is compared at each bound some measured row meets: the pick is the
+// row of most simulated tokens/s/GPU among those whose simulated speed meets the bound, the best
+// the row of most measured tokens/s/GPU among those whose measured speed does. A pick lands within
+// 10% when its measured tokens/s/GPU is at least 90% of the best's and its measured speed at least
+// 90% of the bound. The JSON: groups, cases[] (group, bound, best and pick with their measured
+// points, gap_pct, within_10pct) and share_within_10pct.
+nlohmann::json silicon_frontier_json(const std::vector<SiliconResult>& results,
+                                     const SiliconOptions& options);
+std::string silicon_frontier_table(const nlohmann::json& frontier);
+
+}  // namespace servesim::sim2real
