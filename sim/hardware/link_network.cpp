@@ -154,8 +154,11 @@ SimTime LinkNetwork::solo_time_ns(int gpu_a, int gpu_b, double bytes) const {
 
 void LinkNetwork::start(std::int64_t id, ReplicaId src, ReplicaId dst, double bytes, SimTime now) {
   if (!(bytes > 0) || src == dst) throw std::logic_error("LinkNetwork::start: bad transfer");
-  std::vector<std::int64_t> none;
-  advance(now, none);  // nothing can end at the instant it was already advanced to
+  // Flows may end on the way to `now` (one due at this very instant whose event has not run):
+  // kept for the next advance(), which reports them.
+  std::vector<std::int64_t> ended;
+  advance(now, ended);
+  ended_.insert(ended_.end(), ended.begin(), ended.end());
   const NodePlacement& a = placement_[static_cast<std::size_t>(src)];
   const NodePlacement& b = placement_[static_cast<std::size_t>(dst)];
   const int m = std::max(a.gpus, b.gpus);
@@ -171,6 +174,7 @@ void LinkNetwork::start(std::int64_t id, ReplicaId src, ReplicaId dst, double by
 }
 
 SimTime LinkNetwork::next_change() const {
+  if (!ended_.empty()) return now_;
   SimTime next = -1;
   for (const Flow& f : flows_) {
     const SimTime t =
@@ -184,6 +188,8 @@ SimTime LinkNetwork::next_change() const {
 
 void LinkNetwork::advance(SimTime now, std::vector<std::int64_t>& done) {
   if (now < now_) throw std::logic_error("LinkNetwork::advance: time went back");
+  done.insert(done.end(), ended_.begin(), ended_.end());
+  ended_.clear();
   const double dt = static_cast<double>(now - now_);
   bool changed = false;
   for (Flow& f : flows_) {

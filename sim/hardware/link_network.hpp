@@ -41,13 +41,14 @@ class LinkNetwork {
   // Starts moving `bytes` of KV from replica `src` to `dst` at `now`; `id` names the transfer in
   // advance's output. Precondition: bytes > 0, src != dst.
   void start(std::int64_t id, ReplicaId src, ReplicaId dst, double bytes, SimTime now);
-  // The next instant a flow starts moving or ends; -1 when no flow is in the network.
+  // The next instant a flow starts moving or ends (or a transfer ended unreported: now); -1 when
+  // no flow is in the network.
   SimTime next_change() const;
   // Moves time to `now` (≥ the last call's): advances the bytes of moving flows, ends flows that
   // are through, starts flows whose latency is over, re-shares bandwidth; appends the ids of the
   // transfers that ended to `done` (in the order their last flows ended, then by start).
   void advance(SimTime now, std::vector<std::int64_t>& done);
-  bool idle() const { return flows_.empty(); }
+  bool idle() const { return flows_.empty() && ended_.empty(); }
 
   // The time one flow of `bytes` alone in the network would take from GPU a to GPU b.
   SimTime solo_time_ns(int gpu_a, int gpu_b, double bytes) const;
@@ -93,6 +94,9 @@ class LinkNetwork {
   mutable std::unordered_map<std::int64_t, Path> paths_;  // per a × gpus + b, on first use
   std::vector<Flow> flows_;
   std::vector<std::int64_t> open_flows_;  // per transfer slot: flows not yet ended
+  // Transfers that ended while start() advanced time to its own instant: the next advance()
+  // reports them, and next_change() is that instant until it has.
+  std::vector<std::int64_t> ended_;
   SimTime now_ = 0;
 };
 

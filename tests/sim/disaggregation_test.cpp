@@ -160,6 +160,24 @@ TEST_CASE("Two transfers into one GPU share its link, re-shared as they start an
   }
 }
 
+TEST_CASE("A transfer that ends the instant another starts is still reported", "[pd]") {
+  // A ends at 5 µs (as alone above). B starts at 5 µs before any advance to that instant (a
+  // hand-off at the end of a step, ahead of the network's own event): A's end is kept, the next
+  // change is that instant, and the next advance reports it.
+  Fixture f({P, P, D});
+  LinkNetwork net(f.fleet, f.cluster);
+  std::vector<std::int64_t> done;
+  net.start(3, 0, 2, 3000, 0);
+  net.advance(2000, done);
+  net.start(4, 1, 2, 3000, 5000);
+  CHECK_FALSE(net.idle());
+  CHECK(net.next_change() == 5000);
+  net.advance(5000, done);
+  CHECK(done == std::vector<std::int64_t>{3});
+  while (!net.idle()) net.advance(net.next_change(), done);
+  CHECK(done == std::vector<std::int64_t>{3, 4});
+}
+
 TEST_CASE("Transfers on disjoint links do not slow each other, and between nodes use NICs",
           "[pd]") {
   Fixture f({P, P, D, D});

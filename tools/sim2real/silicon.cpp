@@ -381,8 +381,8 @@ SiliconPlan plan_aggregated(const SiliconRow& row, const RowBasis& b, const Sili
 // out by its pool's columns and launched by its engine's rules for the row (server_launch: KV
 // dtype, memory fraction), with the pool's own limits: a prefill server batches whole prompts
 // within its engine's prefill budget per attention-DP rank (TensorRT-LLM's context servers
-// max_num_tokens 16384 in the Dynamo recipes InferenceX runs, vLLM's 8192; SGLang one prompt),
-// without CUDA graphs; a decode server holds the row's decode batch per rank, its
+// max_num_tokens 16384 in the Dynamo recipes InferenceX runs, SGLang's chunked-prefill size,
+// vLLM's 8192), without CUDA graphs; a decode server holds the row's decode batch per rank, its
 // graphs up to that batch. The prompt's KV moves to the decode server with the most free KV over
 // NVLink within a GB200 rack, else between 8-GPU nodes over their NICs. Not modelled: SGLang's
 // receive skipping and TensorRT-LLM's batch waiting on either side.
@@ -409,11 +409,9 @@ SiliconPlan plan_disaggregated(const SiliconRow& row, const RowBasis& b, const S
     std::int64_t per_rank_tokens = 0;
     std::int64_t per_rank_seqs = 0;
     if (prefill) {
-      // SGLang's prefill servers take one whole prompt per rank and step here: its chunk (the
-      // server's, shared by its DP ranks) would batch more, and a run launched so stalls the
-      // engine on one AIConfigurator row (a fault not yet found).
+      // SGLang's chunk is the server's, shared by its DP ranks.
       const std::int64_t budget = row.backend == "trtllm"   ? 16384
-                                  : row.backend == "sglang" ? len
+                                  : row.backend == "sglang" ? launch.tokens / ranks
                                                             : 8192;
       per_rank_tokens = std::max(budget, len);
       per_rank_seqs = std::max<std::int64_t>(1, per_rank_tokens / row.isl);
