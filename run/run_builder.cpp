@@ -89,6 +89,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     }
     run.speculation = std::make_unique<Speculation>(s, draft, stream_seed(config.seed, 4));
   }
+  std::vector<SchedulerOptions> group_options;  // each group's, for the fleet-wide checks
   ReplicaId next_id = 0;
   for (const auto& g : config.replicas) {
     ReplicaSpec spec;
@@ -105,6 +106,7 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
     spec.cuda_graph_mode = g.cuda_graph_mode;
     spec.cuda_graph_max_tokens = g.cuda_graph_max_tokens;
     SchedulerOptions options = options_of(g.scheduler);
+    group_options.push_back(options);
     EngineProfile::default_graph_launch(engine.get(), g.node.has("cuda_graph_mode"),
                                         g.node.has("cuda_graph_max_tokens"), options.max_num_seqs,
                                         spec);
@@ -239,13 +241,13 @@ BuiltRun build_run(const RunConfig& config, RunCache* cache) {
   run.router = make_router(config.router, stream_seed(config.seed, 1));
   // Each group's scheduler, its own keys laid over the fleet's, must take its part.
   if (config.disaggregated()) {
-    for (const auto& g : config.replicas) {
-      check_disaggregation_roles(g.scheduler, options_of(g.scheduler));
+    for (std::size_t i = 0; i < config.replicas.size(); ++i) {
+      check_disaggregation_roles(config.replicas[i].scheduler, group_options[i]);
     }
     run.decode_router = make_decode_router(config.decode_router, stream_seed(config.seed, 3));
   }
-  for (const auto& g : config.replicas) {
-    check_fleet_queue(config.router, g.scheduler, options_of(g.scheduler));
+  for (std::size_t i = 0; i < config.replicas.size(); ++i) {
+    check_fleet_queue(config.router, config.replicas[i].scheduler, group_options[i]);
   }
   run.cost_model = cache ? cache->cost_model(config.cost_model, dirs)
                          : std::shared_ptr<const CostModel>(make_cost_model(config.cost_model));

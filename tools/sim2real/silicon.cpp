@@ -395,6 +395,7 @@ SiliconPlan plan_disaggregated(const SiliconRow& row, const RowBasis& b, const S
   }
   const std::int64_t len = row.isl + row.osl + 20;
   std::string groups;
+  std::string client;  // the client's lines, the same from either pool's launch
   std::int64_t gpus = 0;
   for (const bool prefill : {true, false}) {
     const SiliconPool& pool = prefill ? row.prefill : row.decode;
@@ -405,6 +406,7 @@ SiliconPlan plan_disaggregated(const SiliconRow& row, const RowBasis& b, const S
       return {"", fmt::format("{} pool {}", role, why)};
     }
     ServerLaunch launch = server_launch(r, layout, *b.gpu_spec, *b.model_spec, b.precision);
+    client = launch.client;
     const std::int64_t ranks = layout.attention_dp;
     std::int64_t per_rank_tokens = 0;
     std::int64_t per_rank_seqs = 0;
@@ -453,9 +455,7 @@ SiliconPlan plan_disaggregated(const SiliconRow& row, const RowBasis& b, const S
       len);
   y += "router: {kind: round_robin}\n";
   y += fmt::format("cost_model: {{kind: analytical, engine: {}}}\n", b.engine);
-  y += "workload:\n" + server_launch(row, silicon_layout(pool_row(row, row.decode)), *b.gpu_spec,
-                                     *b.model_spec, b.precision)
-                           .client;
+  y += "workload:\n" + client;
   return {y, "", gpus, b.model};
 }
 
