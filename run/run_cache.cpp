@@ -17,8 +17,8 @@ std::shared_ptr<Catalog> RunCache::catalog(const std::vector<std::string>& dirs)
 
 std::shared_ptr<const CostModel> RunCache::cost_model(const ConfigNode& node,
                                                       const std::vector<std::string>& dirs) {
-  // The file matters beside the text: relative paths in the section resolve against its folder.
-  std::string key = fmt::format("{}\n{}\n{}", fmt::join(dirs, "\n"), node.file(), node.dump());
+  // The folder matters beside the text: relative paths in the section resolve against it.
+  std::string key = fmt::format("{}\n{}\n{}", fmt::join(dirs, "\n"), node.base_dir(), node.dump());
   const std::lock_guard lock(mutex_);
   auto& entry = cost_models_[key];
   if (!entry) entry = make_cost_model(node);

@@ -15,7 +15,7 @@ namespace servesim {
 // What the runs of one study (a sweep's points) share: catalogs and cost models, which are
 // immutable and thread-safe once built. A cost model is shared only with the catalog it was
 // built beside, since its per-replica tables key on that catalog's spec addresses. Entries are
-// keyed by what builds them (catalog folders; the cost_model section's text and file), so a
+// keyed by what builds them (catalog folders; the cost_model section's text and folder), so a
 // run built through the cache prices every step exactly as one built alone. Thread-safe.
 class RunCache {
  public:

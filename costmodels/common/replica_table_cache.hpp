@@ -39,7 +39,7 @@ class ReplicaTableCache {
 
  private:
   using Key = std::tuple<const GpuSpec*, const ModelSpec*, int, int, int, double, bool, double,
-                         std::string, decltype(ClusterSpec{}.fields())>;
+                         std::string, decltype(ClusterSpec{}.fields()), int, int>;
   using Map = std::map<Key, std::unique_ptr<const Prepared>>;
   struct Memo {
     std::uint64_t cache = 0;
@@ -61,7 +61,9 @@ class ReplicaTableCache {
                r.cuda_graphs,
                r.power_cap_w,
                r.topology,  // "" resolves by the GPU, keyed above
-               cluster_fields(r)};
+               cluster_fields(r),
+               r.attention_dp,
+               r.moe_ep};
   }
   // The cluster prices only pipeline hand-offs here: replicas of one stage share a table
   // whatever their cluster (a sweep over KV links rebuilds nothing).
@@ -75,7 +77,8 @@ class ReplicaTableCache {
            std::get<3>(k) == r.pp && std::get<4>(k) == static_cast<int>(r.weights) &&
            std::get<5>(k) == r.kv_dtype_bytes && std::get<6>(k) == r.cuda_graphs &&
            std::get<7>(k) == r.power_cap_w && std::get<8>(k) == r.topology &&
-           (r.pp <= 1 || std::get<9>(k) == r.cluster.fields());
+           (r.pp <= 1 || std::get<9>(k) == r.cluster.fields()) &&
+           std::get<10>(k) == r.attention_dp && std::get<11>(k) == r.moe_ep;
   }
 
   // The map's node for `r` (key and entry), built when missing.

@@ -2,6 +2,7 @@
 // experts each rank computes, the dispatch and combine, how a step's requests fall on the
 // attention groups, and the KV cache the groups hold.
 #include <cmath>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -172,6 +173,33 @@ TEST_CASE("a step on attention groups lasts as long as its busiest group",
   const StepCost e = cm.step(eight, dep);
   CHECK(e[CostComponent::kAttention] ==
         Approx(94 * pr.attention_ns(AttentionWork::of(two, pr.shapes(), 2), true)));
+}
+
+TEST_CASE("one cost model prices TP, TEP and DEP replicas of one width apart",
+          "[costmodels][analytical][moe]") {
+  // Two pools of one width (a TEP 8 prefill server, a DEP 8 decode server) share a cost model:
+  // each must get its own step tables, as a model that priced it alone gives.
+  const GpuSpec gpu = testing::h100_like();
+  const ModelSpec m = qwen3_moe();
+  AnalyticalCostModel::Options o;
+  o.terms.host = false;
+  BatchShape b;
+  b.decode_contexts.assign(64, 1024);
+  b.prefills.push_back({2048, 0});
+  const AnalyticalCostModel shared(o);
+  std::vector<double> alone;
+  std::vector<double> after_others;
+  const ReplicaSpec layouts[] = {laid_out(gpu, m, 8, 1, 1), laid_out(gpu, m, 8, 1, 8),
+                                 laid_out(gpu, m, 8, 8, 8)};
+  for (const ReplicaSpec& r : layouts) {
+    after_others.push_back(static_cast<double>(shared.step(b, r).total_ns));
+    const AnalyticalCostModel own(o);
+    alone.push_back(static_cast<double>(own.step(b, r).total_ns));
+  }
+  CHECK(after_others == alone);
+  // And the three layouts price differently: the tables were not one layout's.
+  CHECK(alone[0] != alone[1]);
+  CHECK(alone[1] != alone[2]);
 }
 
 TEST_CASE("attention groups each keep a KV cache for their own requests",
