@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """An autoscaled fleet against static fleets over one (compressed) day: SLO attainment, dollars.
 
     studies/autoscaling_day.py [--out DIR] [--day-s 3600] [--simulate BIN]

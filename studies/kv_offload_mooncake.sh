@@ -6,7 +6,7 @@
 # and 1,024 GiB of host memory for KV. Prints one row per run (prefix hit rate split into GPU and
 # CPU hits, TTFT p50 and p99, preemptions, bytes loaded from the CPU) and, unless --no-plots, draws
 # OUT/kv_offload_mooncake.png. Options: --out DIR (default out/kv_offload_mooncake), --no-plots.
-# SIMULATE names the binary, PYTHON the interpreter (default python3). Six runs, about 1.5 min on
+# SIMULATE names the binary, PYTHON the interpreter (default /usr/bin/python3). Six runs, about 1.5 min on
 # two shared cores.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,7 +31,7 @@ for run in "${runs[@]}"; do
     --set workload.trace.time_scale=8 --set "scheduler.num_gpu_blocks=$1" "${extra[@]}" \
     --out "$out/gpu$1_cpu$2" >/dev/null
 done
-"${PYTHON:-python3}" - "$out" "$plots" "${runs[@]}" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$out" "$plots" "${runs[@]}" <<'PY'
 import json, sys
 out, plots, runs = sys.argv[1], sys.argv[2] == "1", [r.split() for r in sys.argv[3:]]
 rows = []

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """One pool against length-split pools on the Azure conversation trace: the cheapest fleet of
 Llama-3.1-8B replicas that meets TTFT p99 <= 2 s and TBT p99 <= 100 ms at a given rate, and
 where a plain M/G/c estimate of the same question lands.

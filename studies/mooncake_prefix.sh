@@ -6,6 +6,7 @@
 # and p99, goodput and attainment under the config's SLO: TTFT ≤ 2 s and TBT ≤ 100 ms) and, unless
 # --no-plots, draws OUT/mooncake_prefix.png. Options: --out DIR (default out/mooncake_prefix),
 # --time-scale X (default 1.0: the trace's own rate), --no-plots. SIMULATE names the binary.
+# PYTHON names the interpreter (default /usr/bin/python3, Debian's, which has matplotlib).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 experiments="$root/configs/experiments"
@@ -30,7 +31,7 @@ for run in "${runs[@]}"; do
   "$simulate" "$experiments/mooncake_prefix.yaml" -q --set "router.kind=$1" "${extra[@]}" \
     --set "workload.trace.time_scale=$scale" --out "$out/$1_$2" >/dev/null
 done
-python3 - "$out" "$plots" "${runs[@]}" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$out" "$plots" "${runs[@]}" <<'PY'
 import json, sys
 out, plots, runs = sys.argv[1], sys.argv[2] == "1", [r.split() for r in sys.argv[3:]]
 rows = []

@@ -7,6 +7,7 @@
 # unless --no-plots, draws OUT/sessions_affinity.png. Options: --out DIR (default
 # out/sessions_affinity), --qps X (session starts per second, default 4), --no-plots. SIMULATE
 # names the binary.
+# PYTHON names the interpreter (default /usr/bin/python3, Debian's, which has matplotlib).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 experiments="$root/configs/experiments"
@@ -27,7 +28,7 @@ for router in "${routers[@]}"; do
   "$simulate" "$experiments/sessions_affinity.yaml" -q --set "router.kind=$router" \
     --set "workload.arrival.qps=$qps" --out "$out/$router" >/dev/null
 done
-python3 - "$out" "$plots" "${routers[@]}" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$out" "$plots" "${routers[@]}" <<'PY'
 import json, sys
 out, plots, routers = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
 rows = []

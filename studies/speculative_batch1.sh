@@ -5,6 +5,7 @@
 # LM head per draft token, k = 3) at per-token acceptance rates 0.6, 0.7 and 0.8. Prints the
 # mean TPOT of each, the tokens per verify and the TPOT speedup. Output folder: $1 (default
 # out/speculative_batch1); SIMULATE names the simulate binary.
+# PYTHON names the interpreter (default /usr/bin/python3, Debian's, which has matplotlib).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 simulate="${SIMULATE:-$root/build/tools/simulate}"
@@ -29,7 +30,7 @@ for a in 0.6 0.7 0.8; do
   } >"$out/eagle_$a.yaml"
   "$simulate" "$out/eagle_$a.yaml" --out "$out/eagle_$a" -q
 done
-python3 - "$out" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
 tpot = lambda d: json.load(open(f"{out}/{d}/summary.json"))["latency_ms"]["tpot"]["mean"]

@@ -8,6 +8,7 @@
 # memory-bound step. Output folder: $1 (default out/speculative_load): on/ and off/ (sweep
 # folders), speedup.csv and speedup.png (matplotlib, as tools/plot.py; --no-plots as $2 skips
 # it). SWEEP names the sweep binary.
+# PYTHON names the interpreter (default /usr/bin/python3, Debian's, which has matplotlib).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 sweep="${SWEEP:-$root/build/tools/sweep}"
@@ -25,7 +26,7 @@ mkdir -p "$out"
 } >"$out/plain.yaml"
 "$sweep" "$config" "${load[@]}" --vary "$batches" --out "$out/on" --quiet --no-plots
 "$sweep" "$out/plain.yaml" "${load[@]}" --vary "$batches" --out "$out/off" --quiet --no-plots
-python3 - "$out" "$plots" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$out" "$plots" <<'PY'
 import csv, sys
 out, plots = sys.argv[1], sys.argv[2]
 def rows(side):

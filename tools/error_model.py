@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Builds the step-pricing error model that `simulate --bands` and `sweep --bands` read
 (data/measured/error_model.yaml) from the per-row errors of the validation sets, and reports the
 coverage of its 80% band on the rows held out of it.

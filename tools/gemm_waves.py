@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Where the GEMM residual sits on one GPU: the four projection GEMMs of `costmodel validate
 --rows` binned by token count and by the tail of the last wave (the fraction of the SMs a
 partial last wave of 128x128 tiles occupies). A wave-quantized model that misses the SM count

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Compares two ways of carrying the light kernels' stream rates from the A100 home fit to another
 GPU, since latency-bound light kernels run at a rate the bandwidth ratio alone does not predict:
 the carried bandwidth fraction the hardware files use (the A100 fraction x the file's memory

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Fits the RTX 5090's power-model constants (pj_per_flop and sm_w_per_ghz in the `power:` section
 of configs/hardware/rtx-5090.yaml) to a measured cap sweep on that GPU (n = 5, qkv GEMM K 4096,
 N 6144; its figures are CLOCKS below and the PENALTIES of data/measured/cap_sweeps.yaml), the declared home fit of the power model,

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Regenerates (or checks) the example outputs in the project's Markdown files.
 
 An example is a marker line followed by a fenced block:

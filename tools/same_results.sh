@@ -47,7 +47,7 @@ run_all() {
 run_all base "$scratch" "$scratch/build-same"
 run_all new "$PWD" "$PWD/build"
 
-python3 - "$work/base" "$work/new" <<'EOF'
+/usr/bin/python3 - "$work/base" "$work/new" <<'EOF'
 import json, pathlib, sys
 base, new = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 # Fields that name the build, a path or the wall clock, not the result.

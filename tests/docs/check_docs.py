@@ -6,6 +6,8 @@
                                                  document outside the repository
     check_docs.py SOURCE_DIR figure-commands     every figure table row of doc/validation.md names its
                                                  command, and every README figure section links to it
+    check_docs.py SOURCE_DIR interpreters        every tracked script runs Debian's /usr/bin/python3
+                                                 (with matplotlib), never the python3 first on PATH
     check_docs.py --self-test                    each check fails on a bad input
 """
 import os
@@ -149,6 +151,54 @@ def check_figure_commands(src):
     return 1 if problems else 0
 
 
+# A script line that starts Python from the PATH: a shebang through env, or a command word
+# `python3` (not a package name such as python3-matplotlib, not /usr/bin/python3).
+SHEBANG_PATH_PYTHON = re.compile(r"^#!\s*/usr/bin/env\s+python")
+SHELL_PATH_PYTHON = re.compile(r"(?:^|[\s;&|(`\"'-])python3(?=[\s\"}]|$)")
+# In Python code: an argument list or command string that starts "python3".
+PY_PATH_PYTHON = re.compile(r"[\"']python3[\"' ]")
+
+
+def interpreter_hits(path, text):
+    python = path.endswith(".py")
+    hits = []
+    for n, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if n == 1 and SHEBANG_PATH_PYTHON.search(line):
+            hits.append((path, n, "a shebang through env", stripped[:120]))
+            continue
+        if stripped.startswith("#"):
+            continue  # a comment names the interpreter, it does not start it
+        for pattern, what in [(PY_PATH_PYTHON if python else SHELL_PATH_PYTHON,
+                               "python3 from the PATH")]:
+            if pattern.search(line):
+                hits.append((path, n, what, stripped[:120]))
+                break
+    return hits
+
+
+def check_interpreters(src):
+    files = tracked_files(src)
+    if files is None:
+        print("check_docs.py: not a git checkout; interpreters not checked")
+        return 77
+    # What a user runs: the studies, the tools' scripts and their plot modules. Tests and CI run
+    # under CMake, which names its own interpreter.
+    # tools/measure/ runs on a lent GPU machine, under the Python that has its torch.
+    scripts = [p for p in files if p.startswith(("studies/", "tools/", "configs/"))
+               and not p.startswith("tools/measure/") and p.endswith((".sh", ".py"))]
+    hits = []
+    for p in scripts:
+        with open(os.path.join(src, p), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        if p.endswith(".py") and not text.startswith("#!"):
+            continue  # a module, run by a script that chose its interpreter
+        hits.extend(interpreter_hits(p, text))
+    for path, n, what, line in hits:
+        print(f"{path}:{n}: {what} (expected /usr/bin/python3): {line}")
+    return 1 if hits else 0
+
+
 def self_test():
     failures = []
     if word_count("one two\nthree  four") != 4:
@@ -167,6 +217,18 @@ def self_test():
     readme = "## How far to trust it\n1.5% error\n## Limitations\n## Where to read more\n"
     if not figure_problems("| command |\n", readme):
         failures.append("unlinked README figure not caught")
+    for bad in ["#!/usr/bin/env python3", "python3 - \"$out\" <<'PY'", "x=$(python3 -c 1)",
+                "\"${PYTHON:-python3}\" - a"]:
+        if not interpreter_hits("x.sh", bad):
+            failures.append(f"PATH python not caught: {bad!r}")
+    for good in ["#!/usr/bin/python3", "\"${PYTHON:-/usr/bin/python3}\" - a",
+                 "echo 'apt install python3-matplotlib'", "# PYTHON (default python3)"]:
+        if interpreter_hits("x.sh", good):
+            failures.append(f"false PATH python: {good!r}")
+    if not interpreter_hits("x.py", "subprocess.run(['python3', 'x'])"):
+        failures.append("PATH python in Python code not caught")
+    if interpreter_hits("x.py", 'meta["python"] = sys.version'):
+        failures.append("false PATH python in Python code")
     for f in failures:
         print("self-test:", f)
     return 1 if failures else 0
@@ -180,7 +242,7 @@ def main(argv):
         return 2
     src, check = argv[1], argv[2]
     return {"readme-length": check_readme_length, "citations": check_citations,
-            "figure-commands": check_figure_commands}[check](src)
+            "figure-commands": check_figure_commands, "interpreters": check_interpreters}[check](src)
 
 
 if __name__ == "__main__":

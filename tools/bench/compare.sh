@@ -32,7 +32,7 @@ build .
 
 one() {  # $1: source folder → "steps wall_s"
   (cd "$1" && taskset -c "$core" ./build-bench/tools/bench/bench_engine --single "${args[@]}") |
-    python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["steps"], d["wall_s"])'
+    /usr/bin/python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["steps"], d["wall_s"])'
 }
 
 base_times=()
@@ -48,7 +48,7 @@ for ((i = 1; i <= runs; i++)); do
   fi
   echo "run $i: base ${base_times[-1]} s, working tree ${new_times[-1]} s ($new_steps steps)"
 done
-python3 - "${base_times[*]}" "${new_times[*]}" <<'EOF'
+/usr/bin/python3 - "${base_times[*]}" "${new_times[*]}" <<'EOF'
 import statistics, sys
 b = [float(x) for x in sys.argv[1].split()]
 n = [float(x) for x in sys.argv[2].split()]
