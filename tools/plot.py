@@ -5,6 +5,8 @@
     plot.py sweep DIR          points.json [+ selection.json] -> DIR/frontier.png, DIR/metrics.png
     plot.py capacity DIR       capacity.json -> DIR/capacity.png
     plot.py plan DIR           plan.json -> DIR/plan.png (objective vs the first SLO's metric)
+    plot.py layouts DIR        plan --layouts layouts.json -> DIR/layouts.png (tokens/s per GPU
+                               against tokens/s per user, the frontier and the picks)
     plot.py atlas ROWS OUT     costmodel validate --rows CSV -> signed error per op, TP x tokens
     plot.py ablate JSON OUT    costmodel ablate --json -> the additive MAPE ladder
     plot.py transfer JSON OUT  costmodel transfer --json -> MAPE per predictor and GPU
@@ -28,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plotting import common  # noqa: E402
 from plotting.common import fail  # noqa: E402
 from plotting.costmodel import plot_ablate, plot_atlas, plot_transfer  # noqa: E402
-from plotting.plan import plot_plan  # noqa: E402
+from plotting.plan import plot_layouts, plot_plan  # noqa: E402
 from plotting.run import plot_run  # noqa: E402
 from plotting.sim2real import plot_mlenergy, plot_silicon, plot_sim2real  # noqa: E402
 from plotting.sweep import plot_capacity, plot_sweep  # noqa: E402
@@ -37,15 +39,17 @@ from plotting.sweep import plot_capacity, plot_sweep  # noqa: E402
 def main(argv):
     parser = argparse.ArgumentParser(prog="plot.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["run", "sweep", "capacity", "plan", "atlas", "ablate",
-                                         "transfer", "sim2real", "mlenergy", "silicon"])
-    parser.add_argument("input", help="an output folder (run, sweep, capacity, plan) or a file")
+    parser.add_argument("mode", choices=["run", "sweep", "capacity", "plan", "layouts", "atlas",
+                                         "ablate", "transfer", "sim2real", "mlenergy", "silicon"])
+    parser.add_argument("input", help="an output folder (run, sweep, capacity, plan, layouts) "
+                        "or a file")
     parser.add_argument("output", nargs="?", help="the picture to write (atlas, ablate, transfer, "
                         "sim2real; .png or .svg)")
     parser.add_argument("--format", choices=["png", "svg"], default="png")
     args = parser.parse_args(argv[1:])  # a usage error exits 2
     common.FORMAT = args.format
-    folders = {"run": plot_run, "sweep": plot_sweep, "capacity": plot_capacity, "plan": plot_plan}
+    folders = {"run": plot_run, "sweep": plot_sweep, "capacity": plot_capacity, "plan": plot_plan,
+               "layouts": plot_layouts}
     files = {"atlas": plot_atlas, "ablate": plot_ablate, "transfer": plot_transfer,
              "sim2real": plot_sim2real, "mlenergy": plot_mlenergy, "silicon": plot_silicon}
     if args.mode in folders:

@@ -2,41 +2,93 @@
 //      [--bands [--band-draws N] [--error-model FILE]]
 // The cheapest fleet (GPU kind, TP degree, replica count, settings) whose simulated metrics meet
 // every SLO. See tools/README.md#plan.
+// plan --layouts MODEL --system S [--isl N --osl N --max-gpus N --engines … --formats …]
+// The deployments of a model on a system (aggregated or disaggregated, TP / EP / attention DP per
+// pool, workers, concurrency) and their frontier of tokens/s per GPU against tokens/s per user.
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <tbb/global_control.h>
 #include <unistd.h>
 
 #include "run/bands.hpp"
+#include "sim/config/input_error.hpp"
 #include "tools/common/option_validators.hpp"
 #include "tools/common/plot_runner.hpp"
 #include "tools/common/stop_signals.hpp"
 #include "tools/common/tool_main.hpp"
 #include "tools/plan/plan.hpp"
+#include "tools/plan/plan_layouts.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "servesim: find the fleet of least cost (GPUs, power) whose simulated metrics meet SLOs "
       "(see tools/README.md#plan)"};
   servesim::decide::PlanOptions o;
-  app.add_option("config", o.config,
-                 "Run configuration (YAML): the workload and serving setup; its one replica "
-                 "group is replaced by each fleet tried")
-      ->required();
-  app.add_option("--gpus", o.gpus, "GPU kinds to consider (catalog names or aliases)")
+  auto* config_opt = app.add_option("config", o.config,
+                                    "Run configuration (YAML): the workload and serving setup; its "
+                                    "one replica group is replaced by each fleet tried");
+  auto* gpus_opt =
+      app.add_option("--gpus", o.gpus, "GPU kinds to consider (catalog names or aliases)")
+          ->delimiter(',');
+  servesim::decide::LayoutPlanOptions layouts;
+  auto* layouts_opt = app.add_option(
+      "--layouts", layouts.query.model,
+      "MODEL (catalog name or checkpoint path): search its deployments on --system instead, "
+      "aggregated and disaggregated, and report their frontier of tokens/s per GPU against "
+      "tokens/s per user (no CONFIG, --gpus or --slo)");
+  layouts_opt->excludes(config_opt);
+  app.add_option("--system", layouts.query.system,
+                 "With --layouts: h100_sxm, h200_sxm, b200_sxm, gb200, b300_sxm or gb300")
+      ->needs(layouts_opt);
+  app.add_option("--isl", layouts.query.isl, "With --layouts: prompt length (default 1024)")
+      ->needs(layouts_opt)
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--osl", layouts.query.osl, "With --layouts: output length (default 1024)")
+      ->needs(layouts_opt)
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--engines", layouts.query.engines,
+                 "With --layouts: engines to consider (default sglang,trtllm,vllm)")
+      ->needs(layouts_opt)
+      ->delimiter(',');
+  app.add_option("--formats", layouts.formats,
+                 "With --layouts: weight formats to consider (bf16, fp8, fp8_block, nvfp4, mxfp4, "
+                 "int4; default fp8)")
+      ->needs(layouts_opt)
+      ->delimiter(',');
+  std::string modes = "agg,disagg";
+  app.add_option("--modes", modes, "With --layouts: agg, disagg or agg,disagg (default both)")
+      ->needs(layouts_opt)
+      ->check(CLI::IsMember({"agg", "disagg", "agg,disagg", "disagg,agg"}));
+  app.add_option("--speeds", layouts.bounds,
+                 "With --layouts: per-user speeds (tokens/s) to pick at (default "
+                 "10,20,35,50,75,100,150,200)")
+      ->needs(layouts_opt)
       ->delimiter(',')
-      ->required();
+      ->check(CLI::PositiveNumber);
+  app.add_option("--prompts-per-seat", layouts.prompts_per_seat,
+                 "With --layouts: the client sends this many prompts per seat of its concurrency, "
+                 "one seat's worth of warm-ups (default 10 and 2, InferenceX's client)")
+      ->needs(layouts_opt)
+      ->check(CLI::Range(1, 100));
+  app.add_option("--max-ttft-ms", layouts.max_ttft_ms,
+                 "With --layouts: a pick's mean TTFT at most this (default: no bound)")
+      ->needs(layouts_opt)
+      ->check(CLI::PositiveNumber);
   app.add_option("--tp", o.tps, "Tensor-parallel degrees to consider (default 1,2,4,8)")
       ->delimiter(',')
       ->check(CLI::Range(1, 64));
-  app.add_option("--max-gpus", o.max_gpus, "GPUs in one fleet at the most (default 16)")
+  app.add_option("--max-gpus", o.max_gpus,
+                 "GPUs in one fleet (with --layouts: one deployment) at the most (default 16)")
       ->check(CLI::Range(1, 4096));
   app.add_option("--slo", o.slos,
                  "METRIC=BOUND (upper), METRIC<=BOUND or METRIC>=BOUND, one value each; the "
                  "fleet's means over the seeds must meet all (repeatable)")
-      ->required();
+      ->excludes(layouts_opt);
+  layouts_opt->excludes(gpus_opt);
   app.add_option("--objective", o.objective,
                  "cost (USD per hour, from the price file), gpus, or power (GPUs × cap)")
       ->check(CLI::IsMember({"cost", "gpus", "power"}));
@@ -75,6 +127,29 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet,-q", o.quiet, "Print nothing but errors");
   return servesim::tool_main(app, argc, argv, std::cout, std::cerr, [&] {
     o.plots = !no_plots;
+    if (!layouts.query.model.empty()) {
+      if (layouts.query.system.empty()) {
+        throw servesim::InputError("--layouts needs --system (the system to deploy on)");
+      }
+      layouts.query.max_gpus = o.max_gpus;
+      layouts.query.aggregated = modes == "agg" || modes.find(',') != std::string::npos;
+      layouts.query.disaggregated = modes != "agg";
+      if (layouts.formats.empty()) layouts.formats = {"fp8"};
+      layouts.out_dir = o.out_dir;
+      layouts.quiet = o.quiet;
+      std::optional<tbb::global_control> threads;
+      if (o.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, o.threads);
+      const servesim::decide::PlanReport report = servesim::decide::run_layout_plan(layouts);
+      std::cout << report.text;
+      if (o.plots) {
+        const std::string note = servesim::run_plot_script({"layouts", report.dir}, std::cout);
+        if (!note.empty()) std::cerr << "note: " << note << "\n";
+      }
+      return 0;
+    }
+    if (o.config.empty() || o.gpus.empty() || o.slos.empty()) {
+      throw servesim::InputError("plan needs CONFIG, --gpus and --slo (or --layouts MODEL)");
+    }
     if (!o.quiet && isatty(STDERR_FILENO)) o.progress = &std::cerr;
     o.stop = servesim::stop_on_signals();
     const servesim::decide::PlanReport report = servesim::decide::run_plan(o);

@@ -75,3 +75,65 @@ def plot_plan(directory):
     fig.suptitle(f"{doc.get('name', '')}: least {objective} meeting {', '.join(doc['slos'])}",
                  fontsize=11)
     finish(plt, fig, in_folder(directory, "plan"))
+
+
+def plot_layouts(directory):
+    """plan --layouts: every deployment simulated, tokens/s per GPU against tokens/s per user."""
+    doc = load_tool_json(os.path.join(directory, "layouts.json"), "a plan --layouts layouts.json",
+                         "candidates")
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(10, 6.5))
+    cands = [c for c in doc["candidates"] if c.get("tokens_per_s_per_gpu") is not None]
+    groups = {}
+    for c in cands:
+        groups.setdefault(f"{c['mode']} {c['engine']} {c['format']}", []).append(c)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (name, cs) in enumerate(sorted(groups.items())):
+        marker = "o" if name.startswith("agg") else "^"
+        ax.scatter([c["tokens_per_s_per_user"] for c in cs],
+                   [c["tokens_per_s_per_gpu"] for c in cs], s=14, alpha=0.45,
+                   color=colors[i % len(colors)], marker=marker, label=name)
+    front = [doc["candidates"][i] for i in doc["frontier"]]
+    if front:
+        ax.plot([c["tokens_per_s_per_user"] for c in front],
+                [c["tokens_per_s_per_gpu"] for c in front], "-", color="black", linewidth=1.2,
+                label="frontier")
+        banded = [c for c in front if isinstance(c.get("band"), dict)]
+        if banded:
+            # The 80% band of each frontier deployment, by the silicon replay's errors.
+            xs = [c["tokens_per_s_per_user"] for c in banded]
+            ys = [c["tokens_per_s_per_gpu"] for c in banded]
+            ax.errorbar(xs, ys, fmt="none", ecolor="black", elinewidth=0.7, alpha=0.5,
+                        xerr=[[max(0.0, x - c["band"]["tokens_per_s_per_user"][0])
+                               for x, c in zip(xs, banded)],
+                              [max(0.0, c["band"]["tokens_per_s_per_user"][1] - x)
+                               for x, c in zip(xs, banded)]],
+                        yerr=[[max(0.0, y - c["band"]["tokens_per_s_per_gpu"][0])
+                               for y, c in zip(ys, banded)],
+                              [max(0.0, c["band"]["tokens_per_s_per_gpu"][1] - y)
+                               for y, c in zip(ys, banded)]],
+                        label="80% band (silicon replay's errors)")
+    shown = set()
+    for p in doc["picks"]:
+        if p["candidate"] is None:
+            continue
+        c = doc["candidates"][p["candidate"]]
+        ax.axvline(p["min_tokens_per_s_per_user"], color="tab:gray", linewidth=0.6,
+                   linestyle=":")
+        if p["candidate"] in shown:
+            continue
+        shown.add(p["candidate"])
+        ax.scatter([c["tokens_per_s_per_user"]], [c["tokens_per_s_per_gpu"]], marker="*", s=160,
+                   facecolor="gold", edgecolor="black", zorder=5)
+        ax.annotate(c["label"], (c["tokens_per_s_per_user"], c["tokens_per_s_per_gpu"]),
+                    fontsize=6, xytext=(4, 4), textcoords="offset points")
+    q = doc["query"]
+    ax.set_xlabel("tokens/s per user (1000 / mean TPOT)")
+    ax.set_ylabel("output tokens/s per GPU")
+    ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(f"{q['model']} on {q['system']}, {q['isl']}/{q['osl']}, up to {q['max_gpus']} "
+                 f"GPUs: {doc['runs']} deployments simulated\n(o aggregated, ^ disaggregated; "
+                 f"* the pick at each dotted per-user speed)", fontsize=9)
+    finish(plt, fig, in_folder(directory, "layouts"))

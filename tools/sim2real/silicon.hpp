@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/run_cache.hpp"
 #include "sim/hardware/catalog.hpp"
 #include "sim/util/constants.hpp"
 
@@ -94,9 +95,17 @@ std::vector<SiliconRow> read_silicon_file(const std::string& path);
 // quantization (fp8 with fp8_block scales, fp4 as nvfp4 or mxfp4); "" when servesim has none.
 std::string silicon_weight_format(const SiliconRow& row);
 
+// GPUs in one NVLink domain of a catalog GPU: a Grace-Blackwell rack's 72
+// (configs/hardware/gb200.yaml), elsewhere an 8-GPU node.
+int silicon_nvlink_domain(const std::string& gpu);
+
 // The catalog's GPU of an InferenceX system name (h100_sxm, b200_sxm, gb200, …); "" when it has
 // none.
 std::string silicon_system_gpu(const std::string& system);
+
+// The catalog's model for a checkpoint: its own name, else the model a quantized republication
+// (org/Name-FP8, -NVFP4) was made from, found by name under any organization; "" when none.
+std::string silicon_catalog_model(const std::string& path, const std::vector<std::string>& models);
 
 struct SiliconOptions {
   std::uint64_t seed = 42;
@@ -104,6 +113,9 @@ struct SiliconOptions {
   // listed is not run.
   std::map<std::string, std::string> engines{
       {"vllm", "vllm-v1"}, {"sglang", "sglang"}, {"trtllm", "trtllm"}};
+  // > 0: the client sends this many prompts per seat, one seat's worth of them warm-ups, in place
+  // of the row's collection's client (a shorter run that still reaches the steady state).
+  std::int64_t prompts_per_seat = 0;
 };
 
 // What a row becomes: the config that replays it, or why servesim cannot express it yet.
@@ -131,9 +143,11 @@ struct SiliconResult {
 
 // Every row: planned, and run where it can be, concurrently (oneTBB), results in input order,
 // each pointing at its row (`rows` must outlive them). A run's own error (a config servesim
-// refuses) is thrown, naming the row.
+// refuses) is thrown, naming the row. The runs share catalogs and cost models through `cache`
+// (one of the call's own when null), which prices every step as a run built alone would.
 std::vector<SiliconResult> replay_silicon_rows(const std::vector<SiliconRow>& rows,
-                                               const SiliconOptions& options);
+                                               const SiliconOptions& options,
+                                               RunCache* cache = nullptr);
 
 // The report: rows[] (id, metrics.ttft_mean and metrics.tpot_mean each {real, sim, error_pct}),
 // median |error| overall and per partition (engine, system, precision, model, concurrency bucket,

@@ -13,6 +13,7 @@
 #include "tools/sim2real/replay.hpp"
 #include "tools/sim2real/silicon_fit.hpp"
 #include "tools/sim2real/silicon_frontier.hpp"
+#include "tools/sim2real/silicon_layouts.hpp"
 
 namespace servesim::sim2real {
 
@@ -29,7 +30,19 @@ int run_silicon_command(const std::string& file, SiliconOptions options,
   }
   const std::vector<SiliconResult> results = replay_silicon_rows(rows, options);
   nlohmann::json doc = silicon_report_json(results, options);
-  if (args.frontier) doc["frontier"] = silicon_frontier_json(results, options);
+  if (args.frontier) {
+    std::size_t group = 0;
+    const LayoutPlanner plan = [&](const LayoutQuery& q) {
+      // The planning takes minutes: say which group is under way.
+      std::cerr << fmt::format("--frontier: planning group {} ({} {} {}/{}, up to {} GPUs)…",
+                               ++group, q.model, q.system, q.isl, q.osl, q.max_gpus)
+                << std::flush;
+      LayoutSearch s = search_layouts(q, options);
+      std::cerr << fmt::format(" {} runs, {:.0f} s\n", s.runs, s.wall_s);
+      return s;
+    };
+    doc["frontier"] = silicon_frontier_json(results, options, plan);
+  }
   if (!out_dir.empty()) {
     make_output_folder(out_dir, "--out");
     for (const SiliconResult& r : results) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,9 +32,22 @@ inline constexpr double kFrontierBounds[] = {10, 20, 35, 50, 75, 100, 150, 200};
 // the row of most measured tokens/s/GPU among those whose measured speed does. A pick lands within
 // 10% when its measured tokens/s/GPU is at least 90% of the best's and its measured speed at least
 // 90% of the bound. The JSON: groups, cases[] (group, bound, best and pick with their measured
-// points, gap_pct, within_10pct) and share_within_10pct.
+// points, gap_pct, within_10pct) and share_within_10pct_among_measured.
+//
+// With `plan` (search_layouts, or a stand-in in tests), each group is also planned: the query is
+// the group's model, system, ISL/OSL, engines, formats and modes, its budget the most GPUs a
+// row of it runs on, its concurrencies up to the highest a row was measured at; at each bound
+// plan's pick (layout_pick) is looked up among the group's measured rows, the same layout at the
+// nearest concurrency, else the nearest layout (layout_distance) at the nearest concurrency, and
+// judged as the pick among measured ones is. Cases then carry `plan` (label, simulated point, row,
+// match, gap_pct, within_10pct) and share_within_10pct is plan's; share_within_10pct_among_measured
+// is always the pick's among the measured configurations.
+struct LayoutQuery;
+struct LayoutSearch;
+using LayoutPlanner = std::function<LayoutSearch(const LayoutQuery&)>;
 nlohmann::json silicon_frontier_json(const std::vector<SiliconResult>& results,
-                                     const SiliconOptions& options);
+                                     const SiliconOptions& options,
+                                     const LayoutPlanner& plan = nullptr);
 std::string silicon_frontier_table(const nlohmann::json& frontier);
 
 }  // namespace servesim::sim2real
