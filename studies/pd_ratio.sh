@@ -4,11 +4,18 @@
 # prefill:decode fleets or one mixed chunked-prefill fleet, each at chunk budgets 256–4096: the
 # highest Poisson rate at which ≥ 90% of requests meet both the TTFT and the TBT bound
 # (DistServe's goodput), under a tight pair (TTFT 200 ms, TBT 20 ms) and a looser one (300 ms,
-# 25 ms). Output folder: $1 (default out/pd_ratio); SWEEP names the sweep binary.
+# 25 ms). Output folder: --out DIR (default out/pd_ratio); SWEEP names the sweep binary.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 sweep="${SWEEP:-$root/build/tools/sweep}"
-out="${1:-out/pd_ratio}"
+out=out/pd_ratio
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) [ $# -ge 2 ] || { echo "$0: --out needs a folder" >&2; exit 2; }; out="$2"; shift 2 ;;
+    -*) echo "usage: $0 [--out DIR]" >&2; exit 2 ;;
+    *) out="$1"; shift ;;  # the folder, as a bare argument
+  esac
+done
 h='gpu: h100-sxm'
 fleets="replicas=[{$h, count: 1, role: prefill}, {$h, count: 3, role: decode}],"
 fleets+="[{$h, count: 2, role: prefill}, {$h, count: 2, role: decode}],"

@@ -3,13 +3,20 @@
 # "Speculative decoding"): Llama-3.1-8B on one H100, one request at a time (128-token prompts,
 # 512-token outputs, 0.1 req/s), plain decoding and EAGLE-style heads (one target layer plus the
 # LM head per draft token, k = 3) at per-token acceptance rates 0.6, 0.7 and 0.8. Prints the
-# mean TPOT of each, the tokens per verify and the TPOT speedup. Output folder: $1 (default
+# mean TPOT of each, the tokens per verify and the TPOT speedup. Output folder: --out DIR (default
 # out/speculative_batch1); SIMULATE names the simulate binary.
 # PYTHON names the interpreter (default /usr/bin/python3, Debian's, which has matplotlib).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 simulate="${SIMULATE:-$root/build/tools/simulate}"
-out="${1:-out/speculative_batch1}"
+out=out/speculative_batch1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) [ $# -ge 2 ] || { echo "$0: --out needs a folder" >&2; exit 2; }; out="$2"; shift 2 ;;
+    -*) echo "usage: $0 [--out DIR]" >&2; exit 2 ;;
+    *) out="$1"; shift ;;  # the folder, as a bare argument
+  esac
+done
 mkdir -p "$out"
 cat >"$out/plain.yaml" <<'YAML'
 name: batch1

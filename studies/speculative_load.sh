@@ -5,15 +5,24 @@
 # the batch size (max_num_seqs 1 to 256) with speculation on and off (the same config without
 # its `speculative:` section): mean TPOT and output throughput of each, and their ratios, which
 # shrink as the batch grows and the verify's k + 1 tokens per request stop riding free on a
-# memory-bound step. Output folder: $1 (default out/speculative_load): on/ and off/ (sweep
-# folders), speedup.csv and speedup.png (matplotlib, as tools/plot.py; --no-plots as $2 skips
-# it). SWEEP names the sweep binary.
+# memory-bound step. Output folder: --out DIR (default out/speculative_load): on/ and off/ (sweep
+# folders), speedup.csv and speedup.png (matplotlib, as tools/plot.py; --no-plots skips it).
+# SWEEP names the sweep binary.
 # PYTHON names the interpreter (default /usr/bin/python3, Debian's, which has matplotlib).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 sweep="${SWEEP:-$root/build/tools/sweep}"
-out="${1:-out/speculative_load}"
-plots="${2:-}"
+out=out/speculative_load
+plots=""
+# --out DIR and --no-plots, in any order; a bare first argument is the folder too.
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) [ $# -ge 2 ] || { echo "$0: --out needs a folder" >&2; exit 2; }; out="$2"; shift 2 ;;
+    --no-plots) plots=--no-plots; shift ;;
+    -*) echo "usage: $0 [--out DIR] [--no-plots]" >&2; exit 2 ;;
+    *) out="$1"; shift ;;
+  esac
+done
 config="$root/configs/h100_speculative_llama3_8b.yaml"
 batches="scheduler.max_num_seqs=1,4,16,64,128,256"
 load=(--set workload.num_requests=600 --set workload.arrival.qps=100 --set scheduler.chunk_size=8192)
