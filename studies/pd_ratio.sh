@@ -4,7 +4,8 @@
 # prefill:decode fleets or one mixed chunked-prefill fleet, each at chunk budgets 256–4096: the
 # highest Poisson rate at which ≥ 90% of requests meet both the TTFT and the TBT bound
 # (DistServe's goodput), under a tight pair (TTFT 200 ms, TBT 20 ms) and a looser one (300 ms,
-# 25 ms). Output folder: --out DIR (default out/pd_ratio); SWEEP names the sweep binary.
+# 25 ms), and per pair a verdict line: the fleet and chunk of highest rate against the best of
+# the other kind. Output folder: --out DIR (default out/pd_ratio); SWEEP names the sweep binary.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 sweep="${SWEEP:-$root/build/tools/sweep}"
@@ -27,4 +28,20 @@ for slo in "200 20" "300 25"; do
     --vary "$fleets" --vary scheduler.chunk_size=256,512,1024,2048,4096 --seeds 3 \
     --max-rate workload.arrival.qps --slo 'attainment>=0.9' --out "$out/ttft$1_tbt$2" --no-plots |
     sed 's/{gpu: h100-sxm, count: \([0-9]\), role: \([a-z]*\)}/\2×\1/g; s/{gpu: h100-sxm, count: 4}/mixed×4/'
+  # The answer: the fleet and chunk of highest rate, against the best of the other kind.
+  "${PYTHON:-/usr/bin/python3}" - "$out/ttft$1_tbt$2/capacity.csv" "$1" "$2" <<'PY'
+import csv, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def fleet(r):
+    parts = re.findall(r"count: (\d+)(?:, role: (\w+))?", r["replicas"])
+    return " + ".join(f"{c} {role or 'mixed'}" for c, role in parts)
+best = max(rows, key=lambda r: float(r["max_rate"]))
+pd = "role:" in best["replicas"]
+other = max((r for r in rows if ("role:" in r["replicas"]) != pd), key=lambda r: float(r["max_rate"]))
+gain = 100 * (float(best["max_rate"]) / float(other["max_rate"]) - 1)
+print(f"verdict    TTFT ≤ {sys.argv[2]} ms, TBT ≤ {sys.argv[3]} ms: {fleet(best)} at chunk "
+      f"{best['scheduler.chunk_size']} serves {float(best['max_rate']):.1f} req/s, {gain:+.0f}% "
+      f"over the best {'mixed' if pd else 'P/D'} fleet ({fleet(other)} at chunk "
+      f"{other['scheduler.chunk_size']}, {float(other['max_rate']):.1f} req/s)")
+PY
 done
