@@ -23,28 +23,23 @@ struct Server {
   std::int64_t ep = 1;
 };
 
-// `server` written into a row's layout columns in AIConfigurator's convention (silicon_layout
-// reads it back): tp × attention_dp GPUs, the experts over moe_tp × moe_ep of them.
-void write_layout(SiliconRow& row, const Server& server, bool moe) {
-  row.tp = server.gpus / server.dp;
-  row.pp = 1;
-  row.attention_dp = server.dp;
-  row.attention_dp_stated = server.dp > 1;
-  row.moe_ep = server.ep;
-  row.moe_tp = moe ? server.gpus / server.ep : 1;
+// `server` written into a row's or a pool's layout columns (the two name them alike) in
+// AIConfigurator's convention, which silicon_layout reads back: tp × attention_dp GPUs, the
+// experts over moe_tp × moe_ep of them.
+template <class Columns>
+void write_layout(Columns& c, const Server& server, bool moe) {
+  c.tp = server.gpus / server.dp;
+  c.pp = 1;
+  c.attention_dp = server.dp;
+  c.attention_dp_stated = server.dp > 1;
+  c.moe_ep = server.ep;
+  c.moe_tp = moe ? server.gpus / server.ep : 1;
 }
 
 SiliconPool pool_of(const Server& server, std::int64_t workers, bool moe) {
-  SiliconRow r;
-  write_layout(r, server, moe);
   SiliconPool p;
+  write_layout(p, server, moe);
   p.workers = workers;
-  p.tp = r.tp;
-  p.pp = 1;
-  p.attention_dp = r.attention_dp;
-  p.attention_dp_stated = r.attention_dp_stated;
-  p.moe_tp = r.moe_tp;
-  p.moe_ep = r.moe_ep;
   return p;
 }
 
